@@ -1,0 +1,59 @@
+# perfscale.topsail: set-up, demo, tests and lint.
+#   make demo   runs the main job on this machine (localhost, SQLite)
+#   make test   runs every test (unit, lint, sanity, integration)
+# Both create .venv (Python 3.11, pinned dependencies) first; re-running is cheap.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+COLLECTIONS := $(VENV)/collections
+LINK := $(COLLECTIONS)/ansible_collections/perfscale/topsail
+STAMP := $(VENV)/.installed
+PRESET ?= cpu_smoke
+export PATH := $(abspath $(BIN)):$(PATH)
+export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+
+.PHONY: setup demo test unit lint sanity integration browser clean help
+
+help:
+	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
+	@echo "make test    run all tests (unit, lint, sanity, integration)"
+	@echo "make lint    ansible-lint (production profile) and yamllint"
+	@echo "make setup   create .venv with pinned dependencies"
+
+setup: $(STAMP) $(LINK)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+# the checkout appears as ansible_collections/perfscale/topsail on the
+# collections path configured in ansible.cfg
+# (a relative link, so the checkout can be moved)
+$(LINK):
+	@mkdir -p $(dir $@)
+	@ln -sfn ../../../.. $@
+
+demo: setup
+	$(BIN)/ansible-playbook playbooks/benchmark.yml -e preset=$(PRESET)
+
+test: setup
+	tests/run-all.sh
+
+unit: setup
+	$(BIN)/python -m pytest tests/unit -q
+
+lint: setup
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint --profile production
+
+sanity: setup
+	tests/sanity.sh
+
+integration: setup
+	$(BIN)/python -m pytest tests/integration -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache tests/output
