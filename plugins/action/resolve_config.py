@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.resolve_config (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+import os
+
+from ansible import context
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
+
+ARGUMENT_SPEC = dict(
+    config_file=dict(type="path"),
+    presets=dict(type="raw"),
+    overrides=dict(type="raw"),
+    overrides_file=dict(type="path"),
+    artifact_dir=dict(type="path"),
+    write=dict(type="bool", default=True),
+)
+
+# extra-vars a user passes on the command line (or an AWX survey sets) and
+# that the action reads when the task does not set the option itself
+TASK_VAR_FALLBACKS = dict(
+    config_file="config_file",
+    presets="preset",
+    overrides="overrides",
+    overrides_file="overrides_file",
+    artifact_dir="artifact_dir",
+)
+
+COLLECTION_ROOT = collection_info.collection_root_from(__file__, 3)
+
+
+def raw_extra_var(name):
+    """The literal text of ``-e name=...`` as typed on the command line.
+
+    Ansible splits ``key=value`` extra-vars at whitespace, so
+    ``-e overrides='{"a.b": 3}'`` reaches the play truncated to ``{"a.b":``.
+    The command-line arguments still hold the whole text; the last one wins,
+    as it does for Ansible.
+    """
+    found = None
+    for entry in (context.CLIARGS.get("extra_vars") or ()):
+        if isinstance(entry, str) and entry.startswith(name + "="):
+            found = entry[len(name) + 1:]
+    return found
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        for option, variable in TASK_VAR_FALLBACKS.items():
+            if args.get(option) in (None, "") and task_vars.get(variable) not in (None, ""):
+                args[option] = self._templar.template(task_vars[variable])
+                if option == "overrides" and isinstance(args[option], str):
+                    args[option] = raw_extra_var(variable) or args[option]
+
+        config_file = args.get("config_file") or config_lib.default_config_path(COLLECTION_ROOT)
+        try:
+            resolved = run_context.resolve_for_run(
+                os.path.abspath(os.path.expanduser(config_file)),
+                presets=args.get("presets"),
+                overrides=args.get("overrides"),
+                overrides_file=args.get("overrides_file"),
+            )
+        except config_lib.ConfigError as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+
+        explicit_root = args.get("artifact_dir") or task_vars.get("perfscale_run_root")
+        run_root = artifacts.resolve_run_root(explicit_root)
+        written = {}
+        if args["write"] and not self._task.check_mode:
+            try:
+                written = run_context.record_run_config(run_root, resolved)
+            except (artifacts.ArtifactError, OSError) as exc:
+                result.update(failed=True, msg="artifact directory %s: %s" % (run_root, exc))
+                return result
+
+        # resolving again in the same run (an imported playbook) keeps the
+        # directory that is currently open
+        if task_vars.get("perfscale_run_root") == run_root and task_vars.get("perfscale_artifact_dir"):
+            current_dir = task_vars["perfscale_artifact_dir"]
+            stack = list(task_vars.get("perfscale_artifact_dir_stack") or [])
+        else:
+            current_dir, stack = run_root, []
+        result.update(
+            changed=bool(written),
+            config_file=resolved.source,
+            presets_applied=resolved.presets_applied,
+            run_root=run_root,
+            written=written,
+            ansible_facts=dict(
+                perfscale_config=resolved.config,
+                perfscale_config_file=resolved.source,
+                perfscale_presets_applied=resolved.presets_applied,
+                perfscale_run_root=run_root,
+                perfscale_artifact_dir=current_dir,
+                perfscale_artifact_dir_stack=stack,
+                perfscale_collection=collection_info.collection_info(COLLECTION_ROOT),
+            ),
+        )
+        return result

@@ -1,0 +1,358 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Configuration documents, presets and overrides.
+
+A configuration document is a YAML mapping with top-level sections (``tests``,
+``matbench``, ``export``...) and a ``ci_presets`` section. A preset maps dotted
+keys to values; ``extends: [a, b]`` applies other presets at its position.
+
+Rules (see docs/configuration.md):
+
+* a preset or an override cannot create a key the document does not have;
+* a dict value replaces the whole subtree (so it may bring new keys inside it);
+* a cycle in ``extends`` is an error that prints the chain;
+* an unknown preset is an error that lists the known ones.
+
+Only the standard library is imported at module level; PyYAML is imported
+where a document is read.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+
+PRESETS_SECTION = "ci_presets"
+EXTENDS_KEY = "extends"
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with a one-line message for the user."""
+
+
+# --------------------------------------------------------------------------
+# loading
+
+
+def _yaml_loader_without_duplicates():
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+        """SafeLoader that refuses a key defined twice in the same mapping."""
+
+        def construct_mapping(self, node, deep=False):
+            seen = {}
+            for key_node, _value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None,
+                        "key %r defined twice (first on line %d)" % (key, seen[key] + 1),
+                        key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+def parse_yaml_text(text, source):
+    """Parse YAML text; errors name the source, line and column."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_yaml_loader_without_duplicates())  # nosec B506 - SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = "line %d, column %d" % (mark.line + 1, mark.column + 1) if mark else "unknown position"
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise ConfigError("%s: %s: %s" % (source, where, problem)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("%s: malformed YAML: %s" % (source, " ".join(str(exc).split()))) from None
+
+
+def load_config_document(path):
+    """Read a configuration document; it must be a YAML mapping."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise ConfigError("config file %s: cannot be read: %s" % (path, exc.strerror or exc)) from None
+    document = parse_yaml_text(text, "config file %s" % path)
+    if not isinstance(document, dict):
+        raise ConfigError(
+            "config file %s: expected a YAML mapping of sections, got %s" % (path, type(document).__name__)
+        )
+    presets = document.get(PRESETS_SECTION, {})
+    if presets is None:
+        document[PRESETS_SECTION] = {}
+    elif not isinstance(presets, dict):
+        raise ConfigError("config file %s: '%s' must be a mapping of preset names" % (path, PRESETS_SECTION))
+    return document
+
+
+# --------------------------------------------------------------------------
+# dotted keys
+
+
+def flatten_keys(tree, prefix=""):
+    """Every dotted key of a nested mapping (sections and leaves)."""
+    keys = []
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            dotted = "%s.%s" % (prefix, key) if prefix else str(key)
+            keys.append(dotted)
+            keys.extend(flatten_keys(value, dotted))
+    return keys
+
+
+def close_matches(key, tree, limit=3):
+    """Existing dotted keys closest to ``key`` (for error messages)."""
+    candidates = flatten_keys(tree)
+    matches = difflib.get_close_matches(key, candidates, n=limit, cutoff=0.6)
+    if not matches:
+        # compare the last component, it is where typos usually are
+        last = key.rsplit(".", 1)[-1]
+        by_leaf = [c for c in candidates if difflib.get_close_matches(last, [c.rsplit(".", 1)[-1]], cutoff=0.75)]
+        matches = by_leaf[:limit]
+    return matches
+
+
+def _describe_matches(matches):
+    if not matches:
+        return "no similar key exists"
+    return "closest existing keys: " + ", ".join(matches)
+
+
+_MISSING = object()
+
+
+def get_dotted(tree, key, default=_MISSING):
+    """Value at a dotted key; a missing key is a ConfigError naming it."""
+    node = tree
+    walked = []
+    for part in key.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            walked.append(part)
+            continue
+        if default is not _MISSING:
+            return default
+        if walked and not isinstance(node, dict):
+            raise ConfigError(
+                "config key '%s' does not exist: '%s' is a %s, not a section"
+                % (key, ".".join(walked), type(node).__name__)
+            )
+        raise ConfigError("config key '%s' does not exist; %s" % (key, _describe_matches(close_matches(key, tree))))
+    return node
+
+
+def set_dotted(tree, key, value, origin="override"):
+    """Set an existing dotted key (in place). Creating a key is an error."""
+    if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
+        raise ConfigError("%s: invalid key %r, expected a dotted key such as 'tests.benchmark.timeout_s'" % (origin, key))
+    parts = key.split(".")
+    node = tree
+    for depth, part in enumerate(parts):
+        if not isinstance(node, dict):
+            raise ConfigError(
+                "%s: cannot set '%s': '%s' is a %s, not a section"
+                % (origin, key, ".".join(parts[:depth]), type(node).__name__)
+            )
+        if part not in node:
+            raise ConfigError(
+                "%s: key '%s' does not exist in the configuration (presets and overrides cannot create keys); %s"
+                % (origin, key, _describe_matches(close_matches(key, tree)))
+            )
+        if depth == len(parts) - 1:
+            node[part] = copy.deepcopy(value)
+        else:
+            node = node[part]
+
+
+# --------------------------------------------------------------------------
+# presets
+
+
+def parse_preset_names(value):
+    """Accept None, '', 'a', 'a,b', ['a', 'b'] (CLI, AWX survey or YAML)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for item in value:
+            if not isinstance(item, str):
+                raise ConfigError("preset: expected preset names (strings), got %r" % (item,))
+            items.extend(item.split(","))
+    else:
+        raise ConfigError("preset: expected a name or a comma-separated list of names, got %r" % (value,))
+    return [item.strip() for item in items if item.strip()]
+
+
+def known_presets(document):
+    return sorted(document.get(PRESETS_SECTION) or {})
+
+
+def _unknown_preset_error(name, document, referrer=None):
+    known = known_presets(document)
+    suggestion = difflib.get_close_matches(name, known, n=1)
+    hint = " (did you mean '%s'?)" % suggestion[0] if suggestion else ""
+    who = "preset '%s' extends unknown preset '%s'" % (referrer, name) if referrer else "unknown preset '%s'" % name
+    return ConfigError("%s%s; known presets: %s" % (who, hint, ", ".join(known) if known else "(none)"))
+
+
+def apply_preset(config, document, name, applied, chain=()):
+    """Apply one preset (and what it extends, at its position) to ``config``."""
+    presets = document.get(PRESETS_SECTION) or {}
+    if name in chain:
+        raise ConfigError("preset cycle in 'extends': %s" % " -> ".join(list(chain) + [name]))
+    if name not in presets:
+        raise _unknown_preset_error(name, document, referrer=chain[-1] if chain else None)
+    preset = presets[name]
+    if preset is None:
+        preset = {}
+    if not isinstance(preset, dict):
+        raise ConfigError("preset '%s': expected a mapping of dotted keys to values, got %s" % (name, type(preset).__name__))
+    chain = tuple(chain) + (name,)
+    for key, value in preset.items():
+        if key == EXTENDS_KEY:
+            parents = [value] if isinstance(value, str) else value
+            if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents):
+                raise ConfigError("preset '%s': 'extends' must be a preset name or a list of names" % name)
+            for parent in parents:
+                apply_preset(config, document, parent, applied, chain)
+            continue
+        if key == PRESETS_SECTION or str(key).startswith(PRESETS_SECTION + "."):
+            raise ConfigError("preset '%s': cannot modify the '%s' section" % (name, PRESETS_SECTION))
+        set_dotted(config, str(key), value, origin="preset '%s'" % name)
+    applied.append(name)
+    return config
+
+
+def parse_overrides(value, source="overrides"):
+    """Overrides: a mapping, or a JSON/YAML string of one. Empty gives {}."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = parse_yaml_text(value, source)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError("%s: expected a mapping of dotted keys to values, got %s" % (source, type(value).__name__))
+    return value
+
+
+def load_overrides_file(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise ConfigError("overrides file %s: cannot be read: %s" % (path, exc.strerror or exc)) from None
+    return parse_overrides(parse_yaml_text(text, "overrides file %s" % path), source="overrides file %s" % path)
+
+
+def apply_overrides(config, overrides, source="overrides"):
+    for key, value in overrides.items():
+        if str(key) == PRESETS_SECTION or str(key).startswith(PRESETS_SECTION + "."):
+            raise ConfigError("%s: cannot modify the '%s' section" % (source, PRESETS_SECTION))
+        set_dotted(config, str(key), value, origin=source)
+    return config
+
+
+class ResolvedConfig:
+    """The effective configuration and how it was obtained."""
+
+    def __init__(self, config, presets_requested, presets_applied, source, overrides):
+        self.config = config
+        self.presets_requested = presets_requested
+        self.presets_applied = presets_applied
+        self.source = source
+        self.overrides = overrides
+
+    def as_dict(self):
+        return {
+            "config": self.config,
+            "presets_requested": self.presets_requested,
+            "presets_applied": self.presets_applied,
+            "source": self.source,
+            "overrides": self.overrides,
+        }
+
+
+def resolve_config(document, presets=None, overrides=None, overrides_file=None, source="<memory>"):
+    """Apply presets then overrides (file first, then inline) to a document.
+
+    ``document`` is a mapping (already loaded) or a path. The result does not
+    contain the ``ci_presets`` section. Nothing is modified in place.
+    """
+    if not isinstance(document, dict):
+        source = str(document)
+        document = load_config_document(document)
+    names = parse_preset_names(presets)
+    config = copy.deepcopy({k: v for k, v in document.items() if k != PRESETS_SECTION})
+    applied = []
+    for name in names:
+        apply_preset(config, document, name, applied)
+    merged_overrides = {}
+    if overrides_file:
+        file_overrides = load_overrides_file(overrides_file)
+        apply_overrides(config, file_overrides, source="overrides file %s" % overrides_file)
+        merged_overrides.update(file_overrides)
+    inline = parse_overrides(overrides)
+    apply_overrides(config, inline)
+    merged_overrides.update(inline)
+    return ResolvedConfig(config, names, applied, source, merged_overrides)
+
+
+def dump_yaml(data):
+    """YAML text for an effective configuration (keys kept in document order)."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.artifacts import dump_yaml as _dump
+
+    return _dump(data)
+
+
+def validate_section(config, section, model):
+    """Validate ``config[section]`` with a pydantic model (extra keys forbidden).
+
+    Returns the model instance. A misspelt or wrongly typed key is a
+    ConfigError naming the section and the key.
+    """
+    import pydantic
+
+    data = get_dotted(config, section)
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = ".".join(str(part) for part in error.get("loc", ()))
+            key = "%s.%s" % (section, location) if location else section
+            if error.get("type") == "extra_forbidden":
+                known = sorted(getattr(model, "model_fields", {}))
+                parent = model
+                for part in error.get("loc", ())[:-1]:
+                    field = getattr(parent, "model_fields", {}).get(part)
+                    parent = getattr(field, "annotation", None)
+                known = sorted(getattr(parent, "model_fields", {}) or known)
+                hint = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
+                suffix = " (did you mean '%s'?)" % hint[0] if hint else ""
+                problems.append("unknown key '%s'%s" % (key, suffix))
+            else:
+                problems.append("'%s': %s" % (key, error.get("msg", "invalid value")))
+        raise ConfigError("config section '%s' is invalid: %s" % (section, "; ".join(problems))) from None
+
+
+def default_config_path(collection_root):
+    return os.path.join(collection_root, "config", "config.yaml")

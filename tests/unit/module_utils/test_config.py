@@ -1,0 +1,208 @@
+import json
+import os
+
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "configs")
+PRESETS = os.path.join(FIXTURES, "presets.yaml")
+CYCLE = os.path.join(FIXTURES, "cycle.yaml")
+MALFORMED = os.path.join(FIXTURES, "malformed.txt")
+SHIPPED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "config.yaml")
+
+
+def one_line(message):
+    assert "\n" not in message
+    return message
+
+
+def test_no_preset_gives_document_without_presets_section():
+    resolved = cfg.resolve_config(PRESETS)
+    assert "ci_presets" not in resolved.config
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 30
+    assert resolved.presets_applied == []
+
+
+def test_preset_sets_dotted_keys_and_extends_is_applied_first():
+    resolved = cfg.resolve_config(PRESETS, presets="fast")
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 10
+    assert resolved.config["tests"]["benchmark"]["sizes"] == [64, 128]
+    assert resolved.presets_applied == ["base", "fast"]
+
+
+def test_extends_applies_at_its_position_in_the_preset():
+    # the preset sets 99 first, then extends base which sets 10: base wins
+    resolved = cfg.resolve_config(PRESETS, presets="override_after_extends")
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 10
+
+
+def test_several_presets_apply_in_order_last_wins():
+    resolved = cfg.resolve_config(PRESETS, presets="fast,override_after_extends")
+    assert resolved.presets_applied == ["base", "fast", "base", "override_after_extends"]
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 10
+    resolved = cfg.resolve_config(PRESETS, presets=["override_after_extends", "fast"])
+    assert resolved.config["tests"]["benchmark"]["sizes"] == [64, 128]
+
+
+def test_diamond_extends_is_not_a_cycle():
+    resolved = cfg.resolve_config(PRESETS, presets="diamond")
+    assert resolved.presets_applied == ["base", "fast", "base", "diamond"]
+
+
+def test_dict_value_replaces_the_whole_subtree():
+    resolved = cfg.resolve_config(PRESETS, presets="replace_harness")
+    assert resolved.config["tests"]["benchmark"]["harness"] == {"backend": "torch", "device": "cuda"}
+
+
+def test_document_is_not_modified():
+    document = cfg.load_config_document(PRESETS)
+    cfg.resolve_config(document, presets="replace_harness")
+    assert document["tests"]["benchmark"]["harness"] == {"backend": "numpy", "threads": None}
+
+
+def test_cycle_prints_the_chain_on_one_line():
+    with pytest.raises(cfg.ConfigError) as error:
+        cfg.resolve_config(CYCLE, presets="a")
+    assert one_line(str(error.value)) == "preset cycle in 'extends': a -> b -> c -> a"
+
+
+def test_unknown_preset_lists_known_ones():
+    with pytest.raises(cfg.ConfigError) as error:
+        cfg.resolve_config(PRESETS, presets="fsat")
+    message = one_line(str(error.value))
+    assert "unknown preset 'fsat'" in message
+    assert "did you mean 'fast'" in message
+    assert "known presets: base, diamond, empty, fast, new_key" in message
+
+
+def test_extends_naming_unknown_preset_names_the_referrer(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("a: {b: 1}\nci_presets:\n  p:\n    extends: [nope]\n")
+    with pytest.raises(cfg.ConfigError, match=r"preset 'p' extends unknown preset 'nope'; known presets: p"):
+        cfg.resolve_config(str(path), presets="p")
+
+
+def test_new_key_names_it_and_closest_existing_keys():
+    with pytest.raises(cfg.ConfigError) as error:
+        cfg.resolve_config(PRESETS, presets="new_key")
+    message = one_line(str(error.value))
+    assert "preset 'new_key': key 'tests.benchmark.timeot_s' does not exist" in message
+    assert "tests.benchmark.timeout_s" in message.split("closest existing keys:")[1]
+
+
+def test_setting_below_a_scalar_is_an_error():
+    with pytest.raises(cfg.ConfigError, match=r"'tests.benchmark.timeout_s' is a int, not a section"):
+        cfg.resolve_config(PRESETS, presets="scalar_parent")
+
+
+def test_empty_preset_and_empty_names_are_fine():
+    assert cfg.resolve_config(PRESETS, presets="empty").presets_applied == ["empty"]
+    assert cfg.resolve_config(PRESETS, presets=" , ").presets_applied == []
+    assert cfg.parse_preset_names(["a,b", "c"]) == ["a", "b", "c"]
+
+
+def test_preset_names_of_wrong_type_are_refused():
+    with pytest.raises(cfg.ConfigError, match="expected a name or a comma-separated list"):
+        cfg.parse_preset_names(3)
+
+
+def test_overrides_from_json_yaml_and_mapping():
+    resolved = cfg.resolve_config(PRESETS, presets="fast", overrides='{"tests.benchmark.timeout_s": 3}')
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 3
+    resolved = cfg.resolve_config(PRESETS, overrides="tests.benchmark.sizes: [1, 2, 3]")
+    assert resolved.config["tests"]["benchmark"]["sizes"] == [1, 2, 3]
+    resolved = cfg.resolve_config(PRESETS, overrides={"tests.capture_environment": {"enabled": False, "new": 1}})
+    assert resolved.config["tests"]["capture_environment"] == {"enabled": False, "new": 1}
+
+
+def test_override_cannot_create_keys():
+    with pytest.raises(cfg.ConfigError, match=r"^overrides: key 'tests.nope' does not exist"):
+        cfg.resolve_config(PRESETS, overrides={"tests.nope": 1})
+
+
+def test_override_of_presets_section_is_refused():
+    with pytest.raises(cfg.ConfigError, match="cannot modify the 'ci_presets' section"):
+        cfg.resolve_config(PRESETS, overrides={"ci_presets.base": {}})
+
+
+def test_overrides_must_be_a_mapping():
+    with pytest.raises(cfg.ConfigError, match="expected a mapping of dotted keys to values, got list"):
+        cfg.resolve_config(PRESETS, overrides="[1, 2]")
+
+
+def test_overrides_file_applies_before_inline_overrides(tmp_path):
+    path = tmp_path / "o.yaml"
+    path.write_text("tests.benchmark.timeout_s: 7\ntests.benchmark.sizes: [9]\n")
+    resolved = cfg.resolve_config(PRESETS, overrides_file=str(path), overrides={"tests.benchmark.timeout_s": 8})
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 8
+    assert resolved.config["tests"]["benchmark"]["sizes"] == [9]
+    assert resolved.overrides == {"tests.benchmark.timeout_s": 8, "tests.benchmark.sizes": [9]}
+
+
+def test_missing_overrides_file_is_named(tmp_path):
+    with pytest.raises(cfg.ConfigError, match=r"overrides file .*nope.yaml: cannot be read"):
+        cfg.resolve_config(PRESETS, overrides_file=str(tmp_path / "nope.yaml"))
+
+
+def test_malformed_document_names_file_and_line():
+    with pytest.raises(cfg.ConfigError) as error:
+        cfg.load_config_document(MALFORMED)
+    message = one_line(str(error.value))
+    assert message.startswith("config file %s: line " % MALFORMED)
+
+
+def test_duplicate_key_is_an_error_with_both_lines(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text("tests:\n  a: 1\n  a: 2\n")
+    with pytest.raises(cfg.ConfigError, match=r"line 3, column 3: key 'a' defined twice \(first on line 2\)"):
+        cfg.load_config_document(str(path))
+
+
+def test_document_must_be_a_mapping(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- 1\n")
+    with pytest.raises(cfg.ConfigError, match="expected a YAML mapping of sections, got list"):
+        cfg.load_config_document(str(path))
+
+
+def test_missing_document_is_named(tmp_path):
+    with pytest.raises(cfg.ConfigError, match=r"config file .*absent.yaml: cannot be read"):
+        cfg.load_config_document(str(tmp_path / "absent.yaml"))
+
+
+def test_get_dotted_and_its_errors():
+    config = cfg.resolve_config(PRESETS).config
+    assert cfg.get_dotted(config, "tests.benchmark.harness.backend") == "numpy"
+    assert cfg.get_dotted(config, "tests.nothing", default=None) is None
+    with pytest.raises(cfg.ConfigError, match=r"config key 'tests.benchmark.timout_s' does not exist; closest existing keys: tests.benchmark.timeout_s"):
+        cfg.get_dotted(config, "tests.benchmark.timout_s")
+
+
+def test_validate_section_with_pydantic_names_section_and_key():
+    import pydantic
+
+    class Harness(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        backend: str
+        threads: int | None = None
+
+    config = cfg.resolve_config(PRESETS).config
+    assert cfg.validate_section(config, "tests.benchmark.harness", Harness).backend == "numpy"
+    config["tests"]["benchmark"]["harness"]["backnd"] = "x"
+    with pytest.raises(cfg.ConfigError) as error:
+        cfg.validate_section(config, "tests.benchmark.harness", Harness)
+    assert one_line(str(error.value)) == (
+        "config section 'tests.benchmark.harness' is invalid: unknown key 'tests.benchmark.harness.backnd' (did you mean 'backend'?)"
+    )
+    config["tests"]["benchmark"]["harness"] = {"backend": "numpy", "threads": "many"}
+    with pytest.raises(cfg.ConfigError, match=r"'tests.benchmark.harness.threads': Input should be a valid integer"):
+        cfg.validate_section(config, "tests.benchmark.harness", Harness)
+
+
+def test_shipped_document_and_every_shipped_preset_resolve():
+    document = cfg.load_config_document(SHIPPED)
+    for name in cfg.known_presets(document):
+        resolved = cfg.resolve_config(document, presets=name)
+        assert name in resolved.presets_applied
+        json.dumps(resolved.config)  # serializable
