@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.artifact_dir (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import secrets as secrets_lib
+
+ARGUMENT_SPEC = dict(
+    state=dict(type="str", default="open", choices=["open", "failed", "closed"]),
+    name=dict(type="str"),
+    suffix=dict(type="str", default=""),
+    params=dict(type="dict"),
+    no_log_params=dict(type="list", elements="str", default=[]),
+    message=dict(type="str", default=""),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        validation, args = self.validate_argument_spec(
+            ARGUMENT_SPEC, required_if=[("state", "open", ["name"])]
+        )
+        del validation
+        current = task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
+        stack = list(task_vars.get("perfscale_artifact_dir_stack") or [])
+        if not current:
+            current = artifacts.resolve_run_root()
+        try:
+            handler = getattr(self, "_%s" % args["state"])
+            return handler(result, args, current, stack)
+        except (artifacts.ArtifactError, OSError) as exc:
+            result.update(failed=True, msg="artifact directory under %s: %s" % (current, exc))
+            return result
+
+    def _open(self, result, args, current, stack):
+        name = args["name"] + ("_" + args["suffix"] if args["suffix"] else "")
+        if self._task.check_mode:
+            result.update(changed=False, skipped_reason="check mode: no artifact directory created", artifact_dir=current)
+            return result
+        path = artifacts.allocate_artifact_dir(current, name)
+        if args.get("params") is not None:
+            masked = secrets_lib.mask_params(args["params"], sensitive_names=args["no_log_params"])
+            artifacts.write_yaml_atomic(os.path.join(path, artifacts.PARAMS_FILE), masked)
+        result.update(
+            changed=True,
+            artifact_dir=path,
+            parent=current,
+            ansible_facts=dict(perfscale_artifact_dir=path, perfscale_artifact_dir_stack=stack + [current]),
+        )
+        return result
+
+    def _failed(self, result, args, current, stack):
+        del stack
+        message = args["message"] or "failed"
+        if not self._task.check_mode:
+            artifacts.write_failure(current, message)
+        result.update(failed=True, changed=True, artifact_dir=current, msg="%s (recorded in %s)" % (
+            message, os.path.join(current, artifacts.FAILURE_FILE)))
+        return result
+
+    def _closed(self, result, args, current, stack):
+        del args
+        if not stack:
+            result.update(changed=False, artifact_dir=current, msg="no artifact directory open below the run root")
+            return result
+        parent = stack.pop()
+        result.update(
+            changed=False,
+            artifact_dir=parent,
+            closed=current,
+            failed_step=os.path.exists(os.path.join(current, artifacts.FAILURE_FILE)),
+            ansible_facts=dict(perfscale_artifact_dir=parent, perfscale_artifact_dir_stack=stack),
+        )
+        return result

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.write_artifacts (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_files
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+
+ARGUMENT_SPEC = dict(
+    files=dict(type="dict", required=True),
+    dest=dict(type="path"),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
+        if not dest:
+            result.update(failed=True, msg="write_artifacts: no dest given and no artifact directory is open "
+                                           "(run perfscale.topsail.resolve_config first)")
+            return result
+        try:
+            planned = artifact_files.plan_files(dest, args["files"])
+            if not self._task.check_mode:
+                artifact_files.write_planned(planned)
+        except (artifacts.ArtifactError, OSError, ValueError) as exc:
+            result.update(failed=True, msg="write_artifacts: %s" % exc)
+            return result
+        result.update(changed=not self._task.check_mode, dest=dest, files=[path for path, _text in planned])
+        return result

@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Artifact directories: ``NNN__name/`` allocated atomically, files written whole.
+
+Every toolbox command and every named orchestration step gets its own
+directory ``NNN__<name>`` below the current artifact directory. The index is
+allocated under an exclusive ``flock`` on the parent directory, so that two
+steps started at the same time (threads or processes) never get the same
+index. Files are written to a temporary name and renamed, so a reader never
+sees half a file. Nothing is ever deleted here: post-mortem analysis depends
+on the artifacts of failed steps.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import json
+import os
+import re
+import tempfile
+
+INDEX_DIGITS = 3
+INDEXED_NAME = re.compile(r"^(\d+)__(.+)$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]+")
+
+FAILURE_FILE = "FAILURE"
+PARAMS_FILE = "_params.yaml"
+LOG_FILE = "_ansible.log"
+
+
+class ArtifactError(ValueError):
+    """An artifact directory problem, with a one-line message."""
+
+
+def sanitize_name(name):
+    """A filesystem-safe directory name: keeps letters, digits and ``._+=@-``."""
+    if not isinstance(name, str) or not name.strip():
+        raise ArtifactError("artifact directory name %r: expected a non-empty string" % (name,))
+    cleaned = _UNSAFE.sub("_", name.strip()).strip("_")
+    if not cleaned or cleaned in (".", ".."):
+        raise ArtifactError("artifact directory name %r: nothing usable remains after sanitizing" % (name,))
+    return cleaned[:200]
+
+
+def default_run_root(base_dir=".", now=None):
+    """``<base_dir>/artifacts/<YYYYMMDD-HHMMSS>``; a suffix keeps it unused."""
+    now = now or datetime.datetime.now()
+    root = os.path.join(base_dir, "artifacts", now.strftime("%Y%m%d-%H%M%S"))
+    candidate, count = root, 1
+    while os.path.exists(candidate):
+        count += 1
+        candidate = "%s-%d" % (root, count)
+    return os.path.abspath(candidate)
+
+
+def resolve_run_root(explicit=None, environ=None, base_dir=".", now=None):
+    """The run root: explicit ``artifact_dir``, else ``$ARTIFACT_DIR``, else a timestamped default."""
+    environ = os.environ if environ is None else environ
+    for candidate in (explicit, environ.get("ARTIFACT_DIR")):
+        if candidate:
+            return os.path.abspath(os.path.expanduser(str(candidate)))
+    return default_run_root(base_dir, now)
+
+
+def ensure_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ArtifactError("artifact directory %s: cannot be created: %s" % (path, exc.strerror or exc)) from None
+    if not os.access(path, os.W_OK):
+        raise ArtifactError("artifact directory %s: is not writable" % path)
+    return path
+
+
+class _DirectoryLock:
+    """Exclusive flock on a directory (held across scan + mkdir)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDONLY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self.fd)
+
+
+def next_index(parent):
+    highest = -1
+    for entry in os.listdir(parent):
+        match = INDEXED_NAME.match(entry)
+        if match:
+            highest = max(highest, int(match.group(1)))
+    return highest + 1
+
+
+def allocate_artifact_dir(parent, name, digits=INDEX_DIGITS):
+    """Create and return ``parent/NNN__name`` with the next free index."""
+    ensure_dir(parent)
+    name = sanitize_name(name)
+    with _DirectoryLock(parent):
+        index = next_index(parent)
+        path = os.path.join(parent, "%0*d__%s" % (digits, index, name))
+        os.mkdir(path)
+    return path
+
+
+def find_artifact_dirs(parent, pattern):
+    """Directories of ``parent`` matching a glob such as ``*__host__capture_environment``, in index order."""
+    import fnmatch
+
+    if not os.path.isdir(parent):
+        return []
+    found = []
+    for entry in os.listdir(parent):
+        if fnmatch.fnmatchcase(entry, pattern) and os.path.isdir(os.path.join(parent, entry)):
+            match = INDEXED_NAME.match(entry)
+            found.append(((int(match.group(1)) if match else -1, entry), os.path.join(parent, entry)))
+    return [path for _key, path in sorted(found)]
+
+
+def write_text_atomic(path, text, mode=0o644):
+    """Write ``text`` to ``path`` via a temporary file and rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    ensure_dir(directory)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def to_plain(data):
+    """Plain builtin types (Ansible wraps values in tagged subclasses that
+    ``yaml.safe_dump`` refuses); unknown objects become their ``str``."""
+    if data is None or type(data) in (str, int, float, bool):
+        return data
+    if isinstance(data, bool):
+        return bool(data)
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, str):
+        return str(data)
+    if isinstance(data, dict):
+        return {to_plain(k): to_plain(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple, set, frozenset)):
+        return [to_plain(v) for v in data]
+    return str(data)
+
+
+def dump_yaml(data):
+    import yaml
+
+    return yaml.safe_dump(to_plain(data), default_flow_style=False, sort_keys=False, allow_unicode=True)
+
+
+def write_json_atomic(path, data):
+    return write_text_atomic(path, json.dumps(to_plain(data), indent=2, sort_keys=False) + "\n")
+
+
+def write_yaml_atomic(path, data):
+    return write_text_atomic(path, dump_yaml(data))
+
+
+def write_failure(directory, message):
+    """Record a failure in ``directory/FAILURE`` (appends if already failed)."""
+    path = os.path.join(directory, FAILURE_FILE)
+    text = (message or "failed").rstrip() + "\n"
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read() + text
+    return write_text_atomic(path, text)
+
+
+def relative_to_root(path, root):
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return path

@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Toolbox command arguments "from config".
+
+``command_args.yml.j2`` is a Jinja template rendered against the effective
+configuration (its sections are the template variables). It renders to a
+mapping whose keys are ``[prefix/]group command[/suffix]`` and whose values
+are the parameters of the toolbox role ``<group>_<command>``::
+
+    host capture_environment:
+      gpu: "{{ tests.capture_environment.gpu }}"
+
+    sutest/cluster set_scale:
+      name: "{{ clusters.sutest.machineset }}"
+      scale: SET_AT_RUNTIME
+
+``command_args(rendered, "cluster", "set_scale", prefix="sutest", extra={"scale": 2})``
+returns the parameters, ``extra`` winning. A value still equal to
+``SET_AT_RUNTIME`` afterwards is an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+PLACEHOLDER = "SET_AT_RUNTIME"
+_ENTRY = re.compile(r"^(?:(?P<prefix>[A-Za-z0-9_.-]+)/)?(?P<group>[A-Za-z0-9_]+) (?P<command>[A-Za-z0-9_]+)(?:/(?P<suffix>[A-Za-z0-9_.-]+))?$")
+
+
+class CommandArgsError(ValueError):
+    """A problem with command arguments, with a one-line message."""
+
+
+def entry_key(group, command, prefix=None, suffix=None):
+    key = "%s %s" % (group, command)
+    if prefix:
+        key = "%s/%s" % (prefix, key)
+    if suffix:
+        key = "%s/%s" % (key, suffix)
+    return key
+
+
+def parse_entry_key(key):
+    match = _ENTRY.match(key or "")
+    if not match:
+        raise CommandArgsError(
+            "command args entry %r: expected '[prefix/]group command[/suffix]', e.g. 'sutest/cluster set_scale'" % (key,)
+        )
+    return match.group("prefix"), match.group("group"), match.group("command"), match.group("suffix")
+
+
+def parse_command(command):
+    """'host capture_environment' -> ('host', 'capture_environment')."""
+    parts = (command or "").split()
+    if len(parts) != 2:
+        raise CommandArgsError("toolbox command %r: expected 'group command', e.g. 'host capture_environment'" % (command,))
+    return parts[0], parts[1]
+
+
+def _jinja_environment():
+    import jinja2
+
+    def raise_exception(message):
+        raise CommandArgsError(str(message))
+
+    def or_env(value, env_key):
+        return os.environ.get(env_key) or value
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # nosec B701 - renders YAML, not HTML
+    env.filters["raise_exception"] = raise_exception
+    env.filters["or_env"] = or_env
+    env.filters["to_json"] = __import__("json").dumps
+    return env
+
+
+def render_command_args(template_text, config, source="command_args.yml.j2"):
+    """Render the template against the configuration and parse the YAML result."""
+    import jinja2
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import ConfigError, parse_yaml_text
+
+    env = _jinja_environment()
+    context = {k: v for k, v in config.items() if isinstance(k, str)}
+    try:
+        rendered = env.from_string(template_text).render(**context)
+    except jinja2.UndefinedError as exc:
+        raise CommandArgsError("%s: %s (a config key used by the template is missing)" % (source, exc.message)) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise CommandArgsError("%s: line %s: %s" % (source, exc.lineno, exc.message)) from None
+    try:
+        data = parse_yaml_text(rendered, "%s (rendered)" % source)
+    except ConfigError as exc:
+        raise CommandArgsError(str(exc)) from None
+    data = data or {}
+    if not isinstance(data, dict):
+        raise CommandArgsError("%s: must render to a mapping of 'group command' entries" % source)
+    for key, value in data.items():
+        parse_entry_key(key)
+        if value is not None and not isinstance(value, dict):
+            raise CommandArgsError("%s: entry '%s' must be a mapping of parameters" % (source, key))
+    return data
+
+
+def load_command_args(path, config):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise CommandArgsError("command args template %s: cannot be read: %s" % (path, exc.strerror or exc)) from None
+    return render_command_args(text, config, source=path)
+
+
+def command_args(rendered, group, command, prefix=None, suffix=None, extra=None, known_params=None):
+    """Parameters for one command; ``extra`` wins; placeholders left are errors.
+
+    ``known_params``, when given, is the list of parameters the role accepts
+    (from its ``meta/argument_specs.yml``): anything else is an error.
+    """
+    key = entry_key(group, command, prefix, suffix)
+    if key not in rendered:
+        known = sorted(rendered)
+        hint = difflib.get_close_matches(key, known, n=1)
+        raise CommandArgsError(
+            "command args: no entry '%s'%s; known entries: %s"
+            % (key, " (did you mean '%s'?)" % hint[0] if hint else "", ", ".join(known) if known else "(none)")
+        )
+    params = dict(rendered[key] or {})
+    extra = extra or {}
+    if not isinstance(extra, dict):
+        raise CommandArgsError("command args '%s': extra must be a mapping of parameters" % key)
+    params.update(extra)
+    if known_params is not None:
+        unknown = sorted(set(params) - set(known_params))
+        if unknown:
+            raise CommandArgsError(
+                "command args '%s': unknown parameter(s) %s for role %s_%s; known parameters: %s"
+                % (key, ", ".join(unknown), group, command, ", ".join(sorted(known_params)))
+            )
+    unset = sorted(name for name, value in params.items() if value == PLACEHOLDER)
+    if unset:
+        raise CommandArgsError(
+            "command args '%s': parameter(s) %s still set to %s; pass them with extra" % (key, ", ".join(unset), PLACEHOLDER)
+        )
+    return params
+
+
+def role_argument_options(roles_dir, role):
+    """Options of a role's ``meta/argument_specs.yml`` (entry point ``main``)."""
+    import yaml
+
+    path = os.path.join(roles_dir, role, "meta", "argument_specs.yml")
+    if not os.path.isdir(os.path.join(roles_dir, role)):
+        available = sorted(d for d in os.listdir(roles_dir) if os.path.isdir(os.path.join(roles_dir, d))) if os.path.isdir(roles_dir) else []
+        raise CommandArgsError("toolbox role '%s' does not exist; available roles: %s" % (role, ", ".join(available)))
+    try:
+        with open(path, encoding="utf-8") as handle:
+            spec = yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise CommandArgsError("role %s: cannot read meta/argument_specs.yml: %s" % (role, exc.strerror or exc)) from None
+    return ((spec.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+
+
+def role_variables(role, params, options):
+    """Map unprefixed parameter names to the role-prefixed variables."""
+    variables = {}
+    for name, value in params.items():
+        variable = "%s_%s" % (role, name)
+        if options and variable not in options:
+            raise CommandArgsError("role %s has no parameter '%s' (variable %s)" % (role, name, variable))
+        variables[variable] = value
+    return variables
+
+
+def known_parameters(role, options):
+    prefix = role + "_"
+    return sorted(name[len(prefix):] for name in options if name.startswith(prefix))
+
+
+def role_defaults(options):
+    """Role-prefixed variables that declare a default, with that default."""
+    return {name: spec.get("default") for name, spec in options.items() if isinstance(spec, dict) and "default" in spec}

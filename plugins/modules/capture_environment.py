@@ -1,0 +1,135 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: capture_environment
+short_description: Capture the hardware and software environment of a host
+version_added: 0.1.0
+description:
+  - Reports the CPU model and count, memory, operating system, Python version,
+    versions of chosen Python packages, thread-related environment variables and,
+    when C(nvidia-smi) is present, the GPU inventory.
+  - Every probe degrades on its own; what could not be read is C(null) and is
+    listed in RV(environment.warnings).
+  - Makes no change to the host.
+author:
+  - perfscale.topsail developers (@perfscale)
+options:
+  packages:
+    description:
+      - Python distribution names whose installed versions are reported
+        (C(null) when not installed).
+    type: list
+    elements: str
+    default: [numpy, scipy, pandas, plotly, pydantic, torch, ansible-core, opensearch-py]
+  gpu:
+    description:
+      - Query C(nvidia-smi) for the GPU inventory when it is on the C(PATH).
+    type: bool
+    default: true
+  nvidia_smi_timeout:
+    description:
+      - Seconds to wait for C(nvidia-smi) before giving up on the GPU inventory.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Capture the environment
+  perfscale.topsail.capture_environment:
+    packages: [numpy, torch]
+  register: env
+
+- name: Show the CPU model
+  ansible.builtin.debug:
+    msg: "{{ env.environment.cpu.model }} x {{ env.environment.cpu.count }}"
+"""
+
+RETURN = r"""
+environment:
+  description: What was captured.
+  returned: always
+  type: dict
+  contains:
+    cpu:
+      description: Model, logical count, usable count (affinity), physical cores, architecture, AVX flags.
+      type: dict
+      returned: always
+    memory:
+      description: Total and available memory in bytes.
+      type: dict
+      returned: always
+    os:
+      description: Distribution id, version, pretty name, kernel, hostname.
+      type: dict
+      returned: always
+    python:
+      description: Version, implementation and executable of the interpreter that ran the module.
+      type: dict
+      returned: always
+    packages:
+      description: Installed version of each requested package (null when absent).
+      type: dict
+      returned: always
+    threads:
+      description: Values of thread-related environment variables (OMP_NUM_THREADS...).
+      type: dict
+      returned: always
+    gpus:
+      description: GPUs reported by nvidia-smi (empty when it is absent; null when it failed).
+      type: list
+      elements: dict
+      returned: always
+    load_average:
+      description: 1, 5 and 15 minute load averages.
+      type: list
+      elements: float
+      returned: always
+    warnings:
+      description: Probes that failed, one line each.
+      type: list
+      elements: str
+      returned: always
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.host_environment import (
+    DEFAULT_PACKAGES,
+    capture_environment,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            packages=dict(type="list", elements="str", default=list(DEFAULT_PACKAGES)),
+            gpu=dict(type="bool", default=True),
+            nvidia_smi_timeout=dict(type="int", default=30),
+        ),
+        supports_check_mode=True,
+    )
+    environment = capture_environment(
+        packages=module.params["packages"],
+        gpu=module.params["gpu"],
+        nvidia_smi_timeout=module.params["nvidia_smi_timeout"],
+    )
+    for warning in environment["warnings"]:
+        module.warn(warning)
+    module.exit_json(changed=False, environment=environment)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+import os
+
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as ca
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+ROLES = os.path.join(REPO, "roles")
+
+TEMPLATE = """
+host capture_environment:
+  gpu: {{ tests.gpu | to_json }}
+  packages: {{ tests.packages | to_json }}
+
+sutest/cluster set_scale:
+  name: {{ clusters.sutest.name }}
+  scale: SET_AT_RUNTIME
+
+driver/cluster set_scale:
+  name: {{ clusters.driver.name }}
+  scale: SET_AT_RUNTIME
+
+cluster set_scale/big:
+  name: big-{{ clusters.sutest.name }}
+  scale: 10
+"""
+
+CONFIG = {
+    "tests": {"gpu": False, "packages": ["numpy"]},
+    "clusters": {"sutest": {"name": "workers"}, "driver": {"name": "drivers"}},
+}
+
+
+@pytest.fixture
+def rendered():
+    return ca.render_command_args(TEMPLATE, CONFIG)
+
+
+def test_renders_entries_from_configuration(rendered):
+    assert ca.command_args(rendered, "host", "capture_environment") == {"gpu": False, "packages": ["numpy"]}
+
+
+def test_prefix_and_suffix_select_the_entry(rendered):
+    assert ca.command_args(rendered, "cluster", "set_scale", prefix="driver", extra={"scale": 1}) == {"name": "drivers", "scale": 1}
+    assert ca.command_args(rendered, "cluster", "set_scale", suffix="big") == {"name": "big-workers", "scale": 10}
+
+
+def test_extra_wins(rendered):
+    params = ca.command_args(rendered, "host", "capture_environment", extra={"gpu": True})
+    assert params["gpu"] is True
+
+
+def test_placeholder_left_is_an_error(rendered):
+    with pytest.raises(ca.CommandArgsError, match=r"'sutest/cluster set_scale': parameter\(s\) scale still set to SET_AT_RUNTIME"):
+        ca.command_args(rendered, "cluster", "set_scale", prefix="sutest")
+
+
+def test_unknown_entry_lists_known_ones(rendered):
+    with pytest.raises(ca.CommandArgsError) as error:
+        ca.command_args(rendered, "cluster", "set_scale", prefix="sutset")
+    message = str(error.value)
+    assert "no entry 'sutset/cluster set_scale' (did you mean 'sutest/cluster set_scale'?)" in message
+    assert "known entries: cluster set_scale/big, driver/cluster set_scale, host capture_environment, sutest/cluster set_scale" in message
+
+
+def test_unknown_parameter_for_the_role(rendered):
+    with pytest.raises(ca.CommandArgsError, match=r"unknown parameter\(s\) colour for role host_capture_environment; known parameters: gpu, packages"):
+        ca.command_args(rendered, "host", "capture_environment", extra={"colour": 1}, known_params=["gpu", "packages"])
+
+
+def test_missing_config_key_in_template_is_named():
+    with pytest.raises(ca.CommandArgsError, match=r"'dict object' has no attribute 'sutest'"):
+        ca.render_command_args(TEMPLATE, {"tests": CONFIG["tests"], "clusters": {}})
+
+
+def test_malformed_entry_key_is_refused():
+    with pytest.raises(ca.CommandArgsError, match=r"expected '\[prefix/\]group command\[/suffix\]'"):
+        ca.render_command_args("just_one_word:\n  a: 1\n", {})
+
+
+def test_template_syntax_error_has_line():
+    with pytest.raises(ca.CommandArgsError, match=r"line 2"):
+        ca.render_command_args("a b:\n  x: {{ oops\n", {})
+
+
+def test_shipped_template_renders_for_shipped_config_and_matches_role_specs():
+    config = cfg.resolve_config(os.path.join(REPO, "config", "config.yaml")).config
+    rendered = ca.load_command_args(os.path.join(REPO, "config", "command_args.yml.j2"), config)
+    assert rendered
+    for key in rendered:
+        _prefix, group, command, _suffix = ca.parse_entry_key(key)
+        role = "%s_%s" % (group, command)
+        options = ca.role_argument_options(ROLES, role)
+        known = ca.known_parameters(role, options)
+        params = dict(rendered[key] or {})
+        params = {k: (1 if v == ca.PLACEHOLDER else v) for k, v in params.items()}
+        rendered[key] = params
+        ca.command_args(rendered, group, command, *ca.parse_entry_key(key)[::3], known_params=known)
+        assert set(ca.role_variables(role, params, options)) <= set(options)
+
+
+def test_unknown_role_lists_available_roles():
+    with pytest.raises(ca.CommandArgsError, match=r"toolbox role 'host_nothing' does not exist; available roles: .*host_capture_environment"):
+        ca.role_argument_options(ROLES, "host_nothing")
+
+
+def test_role_defaults_come_from_argument_specs():
+    options = ca.role_argument_options(ROLES, "host_capture_environment")
+    defaults = ca.role_defaults(options)
+    assert defaults["host_capture_environment_gpu"] is True
+    assert defaults["host_capture_environment_artifact_dir_suffix"] == ""
