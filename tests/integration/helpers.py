@@ -1,0 +1,51 @@
+"""Run ansible-playbook of this checkout the way a user does."""
+
+import os
+import subprocess
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ansible_env(extra=None):
+    env = dict(os.environ)
+    env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
+    env["ANSIBLE_CONFIG"] = os.path.join(REPO, "ansible.cfg")
+    env["ANSIBLE_ROLES_PATH"] = os.path.join(HERE, "roles")
+    env["ANSIBLE_NOCOLOR"] = "1"
+    env["ANSIBLE_FORCE_COLOR"] = "0"
+    env.pop("ARTIFACT_DIR", None)
+    env.update(extra or {})
+    return env
+
+
+def run_playbook(playbook, *args, cwd=None, env=None, timeout=600):
+    if not os.path.isabs(playbook) and "." not in playbook.split("/")[0] or playbook.startswith("playbooks/"):
+        playbook = os.path.join(REPO, playbook)
+    command = [os.path.join(BIN, "ansible-playbook"), "-i", os.path.join(REPO, "inventories", "local", "hosts.yml"),
+               playbook] + list(args)
+    completed = subprocess.run(command, cwd=cwd or REPO, env=ansible_env(env), capture_output=True, text=True,
+                               timeout=timeout, check=False)
+    completed.output = completed.stdout + completed.stderr
+    return completed
+
+
+def tree(root):
+    found = []
+    for directory, _dirs, files in os.walk(root):
+        for name in files:
+            found.append(os.path.relpath(os.path.join(directory, name), root))
+    return sorted(found)
+
+
+def grep_tree(root, needle):
+    hits = []
+    for directory, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            with open(path, "rb") as handle:
+                if needle.encode() in handle.read():
+                    hits.append(path)
+    return hits

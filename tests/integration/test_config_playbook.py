@@ -1,0 +1,89 @@
+import os
+
+import yaml
+
+from helpers import REPO, run_playbook
+
+CYCLE = os.path.join(REPO, "tests", "fixtures", "configs", "cycle.yaml")
+MALFORMED = os.path.join(REPO, "tests", "fixtures", "configs", "malformed.txt")
+
+
+def error_lines(output):
+    return [line for line in output.splitlines() if "msg:" in line or "[ERROR]" in line]
+
+
+def test_config_playbook_prints_and_records_the_effective_configuration(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % tmp_path)
+    assert run.returncode == 0, run.output
+    assert "presets applied: cpu_smoke" in run.output
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert written["tests"]["capture_environment"]["gpu"] is False
+    assert "ci_presets" not in written
+    assert (tmp_path / "presets_applied").read_text() == "cpu_smoke\n"
+    assert "Resolve the configuration" in (tmp_path / "_ansible.log").read_text()
+
+
+def test_overrides_inline_and_from_file(tmp_path):
+    overrides_file = tmp_path / "o.yaml"
+    overrides_file.write_text("tests.capture_environment.nvidia_smi_timeout: 5\n")
+    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke",
+                       "-e", '{"overrides": {"tests.capture_environment.packages": ["numpy"]}}',
+                       "-e", "overrides_file=%s" % overrides_file, "-e", "artifact_dir=%s" % (tmp_path / "run"))
+    assert run.returncode == 0, run.output
+    written = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert written["tests"]["capture_environment"]["packages"] == ["numpy"]
+    assert written["tests"]["capture_environment"]["nvidia_smi_timeout"] == 5
+    assert yaml.safe_load((tmp_path / "run" / "config_overrides.yaml").read_text()) == {
+        "tests.capture_environment.nvidia_smi_timeout": 5, "tests.capture_environment.packages": ["numpy"]}
+
+
+def test_overrides_as_a_json_string_on_the_command_line(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", 'overrides={"tests.capture_environment.gpu": true}',
+                       "-e", "artifact_dir=%s" % tmp_path)
+    assert run.returncode == 0, run.output
+    assert yaml.safe_load((tmp_path / "config.yaml").read_text())["tests"]["capture_environment"]["gpu"] is True
+
+
+def _assert_fails_cleanly(run, artifact_dir, expected):
+    assert run.returncode != 0
+    matching = [line for line in run.output.splitlines() if expected in line]
+    assert matching, run.output
+    assert not os.path.exists(artifact_dir), "nothing may be written when the configuration is wrong"
+
+
+def test_preset_cycle_fails_with_the_chain_in_one_line(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", "config_file=%s" % CYCLE, "-e", "preset=a",
+                       "-e", "artifact_dir=%s" % (tmp_path / "run"))
+    _assert_fails_cleanly(run, tmp_path / "run", "preset cycle in 'extends': a -> b -> c -> a")
+
+
+def test_unknown_preset_lists_known_presets(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smok", "-e", "artifact_dir=%s" % (tmp_path / "run"))
+    _assert_fails_cleanly(run, tmp_path / "run", "unknown preset 'cpu_smok' (did you mean 'cpu_smoke'?); known presets:")
+
+
+def test_override_of_a_missing_key_names_it_and_close_matches(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", 'overrides={"tests.capture_environment.gpus": true}',
+                       "-e", "artifact_dir=%s" % (tmp_path / "run"))
+    _assert_fails_cleanly(run, tmp_path / "run", "key 'tests.capture_environment.gpus' does not exist")
+    assert "closest existing keys: tests.capture_environment.gpu" in run.output
+
+
+def test_malformed_document_names_file_and_line(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", "config_file=%s" % MALFORMED,
+                       "-e", "artifact_dir=%s" % (tmp_path / "run"))
+    _assert_fails_cleanly(run, tmp_path / "run", "config file %s: line" % MALFORMED)
+
+
+def test_artifact_dir_from_environment(tmp_path):
+    run = run_playbook("playbooks/config.yml", env={"ARTIFACT_DIR": str(tmp_path / "from_env")})
+    assert run.returncode == 0, run.output
+    assert (tmp_path / "from_env" / "config.yaml").exists()
+
+
+def test_default_artifact_dir_is_timestamped_under_cwd(tmp_path):
+    run = run_playbook("playbooks/config.yml", cwd=str(tmp_path))
+    assert run.returncode == 0, run.output
+    runs = os.listdir(tmp_path / "artifacts")
+    assert len(runs) == 1 and len(runs[0]) == len("20261122-101500")
+    assert (tmp_path / "artifacts" / runs[0] / "config.yaml").exists()

@@ -1,0 +1,91 @@
+"""The built collection installs into another directory and works there."""
+
+import json
+import os
+import subprocess
+import tarfile
+
+import pytest
+
+from helpers import BIN, REPO
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    work = tmp_path_factory.mktemp("galaxy")
+    build = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(work), REPO],
+                           capture_output=True, text=True, check=False, cwd=REPO)
+    assert build.returncode == 0, build.stdout + build.stderr
+    tarball = next(work.glob("perfscale-topsail-*.tar.gz"))
+    collections = work / "collections"
+    install = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "--no-deps",
+                              "--force", "-p", str(collections), str(tarball)],
+                             capture_output=True, text=True, check=False, cwd=str(work),
+                             env=isolated_env(work, collections))
+    assert install.returncode == 0, install.stdout + install.stderr
+    return work, tarball, collections
+
+
+def isolated_env(work, collections):
+    cfg = work / "ansible.cfg"
+    cfg.write_text("[defaults]\ncallbacks_enabled = perfscale.topsail.toolbox_log\n")
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=str(cfg), ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + env["PATH"])
+    env.pop("ARTIFACT_DIR", None)
+    return env
+
+
+def test_tarball_leaves_out_venv_artifacts_and_caches(installed):
+    _work, tarball, _collections = installed
+    with tarfile.open(tarball) as archive:
+        names = archive.getnames()
+    assert "galaxy.yml" not in names and "MANIFEST.json" in names
+    assert "roles/host_capture_environment/meta/argument_specs.yml" in names
+    assert "config/config.yaml" in names
+    for name in names:
+        assert not name.startswith((".venv", "artifacts", ".git/", ".pytest_cache")), name
+        assert "__pycache__" not in name, name
+
+
+def test_installed_collection_runs_a_playbook_by_fqcn(installed):
+    work, _tarball, collections = installed
+    run_root = work / "run"
+    run = subprocess.run(
+        [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         "-e", "ansible_python_interpreter={{ ansible_playbook_python }}",
+         "perfscale.topsail.benchmark", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % run_root],
+        cwd=str(work), env=isolated_env(work, collections), capture_output=True, text=True, check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    installed_root = collections / "ansible_collections" / "perfscale" / "topsail"
+    assert (run_root / "config.yaml").exists()
+    assert (run_root / "presets_applied").read_text() == "cpu_smoke\n"
+    collection = json.loads((run_root / "000__host__capture_environment" / "collection.json").read_text())
+    assert collection["path"] == os.path.realpath(installed_root)
+    assert collection["version"] == "0.1.0" and collection["git_commit"] is None
+    assert (run_root / "000__host__capture_environment" / "_ansible.log").exists()
+
+
+def test_ansible_doc_documents_every_role_parameter(installed):
+    work, _tarball, collections = installed
+    doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", "role", "perfscale.topsail.host_capture_environment"],
+                         env=isolated_env(work, collections), capture_output=True, text=True, check=False)
+    assert doc.returncode == 0, doc.stderr
+    for parameter in ("host_capture_environment_gpu", "host_capture_environment_nvidia_smi_timeout",
+                      "host_capture_environment_packages", "host_capture_environment_artifact_dir_suffix"):
+        assert parameter in doc.stdout
+
+
+@pytest.mark.parametrize("plugin_type,name", [
+    ("module", "perfscale.topsail.resolve_config"), ("module", "perfscale.topsail.artifact_dir"),
+    ("module", "perfscale.topsail.write_artifacts"), ("module", "perfscale.topsail.capture_environment"),
+    ("lookup", "perfscale.topsail.config"), ("lookup", "perfscale.topsail.secret"),
+    ("lookup", "perfscale.topsail.command_args"), ("callback", "perfscale.topsail.toolbox_log"),
+])
+def test_ansible_doc_shows_each_plugin(installed, plugin_type, name):
+    work, _tarball, collections = installed
+    doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", plugin_type, name],
+                         env=isolated_env(work, collections), capture_output=True, text=True, check=False)
+    assert doc.returncode == 0, doc.stderr
+    assert "EXAMPLES" in doc.stdout or plugin_type == "callback"

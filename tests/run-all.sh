@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every test of the project, in order of cost; `make test` runs this.
+# Every step runs even when an earlier one failed; the exit status is non-zero
+# when any step failed, and the summary names the failed steps.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+bin="$repo/.venv/bin"
+export PATH="$bin:$PATH"
+export ANSIBLE_CONFIG="$repo/ansible.cfg"
+
+failed=()
+step() {
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  local start=$SECONDS
+  if "$@"; then
+    echo "=== $name: passed in $((SECONDS - start)) s"
+  else
+    echo "=== $name: FAILED in $((SECONDS - start)) s"
+    failed+=("$name")
+  fi
+}
+
+step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider
+step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider
+step yamllint "$bin/yamllint" -s .
+step ansible-lint "$bin/ansible-lint" -q --profile production
+step molecule "$bin/molecule" test
+step sanity tests/sanity.sh
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED steps: ${failed[*]}"
+  exit 1
+fi
+echo "all test steps passed"
