@@ -10,7 +10,7 @@ import os
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import secrets as secrets_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
 ARGUMENT_SPEC = dict(
     state=dict(type="str", default="open", choices=["open", "failed", "closed"]),

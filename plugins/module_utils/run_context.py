@@ -15,7 +15,7 @@ import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import secrets as secrets_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
 CONFIG_FILE = "config.yaml"
 PRESETS_FILE = "presets_applied"

@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import secrets as sec
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as sec
 
 CONFIG = {"secrets": {"dir_env": "MY_SECRETS"}}
 
