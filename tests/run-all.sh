@@ -8,6 +8,11 @@ cd "$repo"
 bin="$repo/.venv/bin"
 export PATH="$bin:$PATH"
 export ANSIBLE_CONFIG="$repo/ansible.cfg"
+# a throw-away Ansible home: tools (molecule) install copies of the collection
+# there, and a copy left in ~/.ansible/collections would shadow the checkout
+ANSIBLE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/perfscale-ansible-home.XXXXXX")
+export ANSIBLE_HOME
+trap 'rm -rf "$ANSIBLE_HOME"' EXIT
 
 failed=()
 step() {

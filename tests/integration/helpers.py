@@ -29,6 +29,8 @@ def run_playbook(playbook, *args, cwd=None, env=None, timeout=600):
     completed = subprocess.run(command, cwd=cwd or REPO, env=ansible_env(env), capture_output=True, text=True,
                                timeout=timeout, check=False)
     completed.output = completed.stdout + completed.stderr
+    # the YAML result format wraps long messages: match them on normalized whitespace
+    completed.flat = " ".join(completed.output.split())
     return completed
 
 

@@ -15,7 +15,7 @@ def error_lines(output):
 def test_config_playbook_prints_and_records_the_effective_configuration(tmp_path):
     run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode == 0, run.output
-    assert "presets applied: cpu_smoke" in run.output
+    assert "presets applied: cpu_smoke" in run.flat
     written = yaml.safe_load((tmp_path / "config.yaml").read_text())
     assert written["tests"]["capture_environment"]["gpu"] is False
     assert "ci_presets" not in written
@@ -66,7 +66,7 @@ def test_override_of_a_missing_key_names_it_and_close_matches(tmp_path):
     run = run_playbook("playbooks/config.yml", "-e", 'overrides={"tests.capture_environment.gpus": true}',
                        "-e", "artifact_dir=%s" % (tmp_path / "run"))
     _assert_fails_cleanly(run, tmp_path / "run", "key 'tests.capture_environment.gpus' does not exist")
-    assert "closest existing keys: tests.capture_environment.gpu" in run.output
+    assert "closest existing keys: tests.capture_environment.gpu" in run.flat
 
 
 def test_malformed_document_names_file_and_line(tmp_path):

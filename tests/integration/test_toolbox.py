@@ -24,7 +24,7 @@ def test_benchmark_playbook_captures_the_environment(tmp_path):
     assert "Probe CPU, memory, OS, Python, packages and GPUs" in log
     assert "Resolve the configuration" not in log  # the run-level task is in the run root's log
     assert "Resolve the configuration" in (tmp_path / "_ansible.log").read_text()
-    assert "Artifacts: %s" % tmp_path in run.output
+    assert "Artifacts: %s" % tmp_path in run.flat
 
 
 def test_from_config_prefix_suffix_extra_and_named_steps(tmp_path):
@@ -49,8 +49,8 @@ def test_from_config_unknown_entry_lists_known_entries(tmp_path):
     run = run_playbook("tests/integration/playbooks/from_config_error.yml", "-e", "entry_prefix=driver",
                        "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode != 0
-    assert "no entry 'driver/host capture_environment'" in run.output
-    assert "known entries: host capture_environment, host capture_environment/second" in run.output
+    assert "no entry 'driver/host capture_environment'" in run.flat
+    assert "known entries: host capture_environment, host capture_environment/second" in run.flat
     assert not any(name.startswith("000__") for name in os.listdir(tmp_path))
 
 
@@ -58,14 +58,14 @@ def test_from_config_placeholder_left_is_an_error(tmp_path):
     run = run_playbook("tests/integration/playbooks/from_config_error.yml", "-e", "entry_prefix=sutest",
                        "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode != 0
-    assert "parameter(s) nvidia_smi_timeout still set to SET_AT_RUNTIME" in run.output
+    assert "parameter(s) nvidia_smi_timeout still set to SET_AT_RUNTIME" in run.flat
 
 
 def test_from_config_unknown_parameter_lists_role_parameters(tmp_path):
     run = run_playbook("tests/integration/playbooks/from_config_error.yml", "-e", "entry_suffix=typo",
                        "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode != 0
-    assert "unknown parameter(s) colour for role host_capture_environment; known parameters: artifact_dir_suffix, gpu" in run.output
+    assert "unknown parameter(s) colour for role host_capture_environment; known parameters: artifact_dir_suffix, gpu" in run.flat
 
 
 def test_failed_command_keeps_its_artifacts_and_records_failure(tmp_path):
@@ -113,7 +113,7 @@ def test_secret_is_read_at_use_time_and_never_written(tmp_path):
     run = run_playbook(str(playbook), "-e", "artifact_dir=%s" % artifacts, "-v",
                        env={"PERFSCALE_SECRETS_DIR": str(secrets)})
     assert run.returncode == 0, run.output
-    assert "token of %d characters" % len(secret) in run.output
+    assert "token of %d characters" % len(secret) in run.flat
     assert secret not in run.output
     assert tree(str(artifacts))  # the run wrote its artifacts...
     assert grep_tree(str(artifacts), secret) == []  # ...without the secret
@@ -133,4 +133,4 @@ def test_missing_secrets_directory_is_a_clear_error(tmp_path):
 """)
     run = run_playbook(str(playbook), "-e", "artifact_dir=%s" % tmp_path, env={"PERFSCALE_SECRETS_DIR": ""})
     assert run.returncode != 0
-    assert "environment variable PERFSCALE_SECRETS_DIR is not set" in run.output
+    assert "environment variable PERFSCALE_SECRETS_DIR is not set" in run.flat
