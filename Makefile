@@ -9,17 +9,19 @@ BIN := $(VENV)/bin
 COLLECTIONS := $(VENV)/collections
 LINK := $(COLLECTIONS)/ansible_collections/perfscale/topsail
 STAMP := $(VENV)/.installed
+TORCH_STAMP := $(VENV)/.installed-torch
 PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup demo test unit lint sanity integration browser clean help
+.PHONY: setup setup-test demo test unit lint sanity integration bench clean help
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
 	@echo "make test    run all tests (unit, lint, sanity, integration)"
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
+	@echo "make bench   run the benchmarks of benchmarks/ and record their results"
 
 setup: $(STAMP) $(LINK)
 
@@ -27,6 +29,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+# the optional torch backend, for the tests
+setup-test: setup $(TORCH_STAMP)
+
+$(TORCH_STAMP): requirements-torch.txt $(STAMP)
+	$(BIN)/python -m pip install --quiet -r requirements-torch.txt
 	@touch $@
 
 # the checkout appears as ansible_collections/perfscale/topsail on the
@@ -39,10 +48,10 @@ $(LINK):
 demo: setup
 	$(BIN)/ansible-playbook playbooks/benchmark.yml -e preset=$(PRESET)
 
-test: setup
+test: setup-test
 	tests/run-all.sh
 
-unit: setup
+unit: setup-test
 	$(BIN)/python -m pytest tests/unit -q
 
 lint: setup
@@ -52,8 +61,12 @@ lint: setup
 sanity: setup
 	tests/sanity.sh
 
-integration: setup
+integration: setup-test
 	$(BIN)/python -m pytest tests/integration -q
+
+bench: setup
+	cd benchmarks && ../$(BIN)/python harness_fidelity.py
+	cd benchmarks && ../$(BIN)/python matrix_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/output
