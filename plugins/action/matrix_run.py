@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.matrix_run (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+
+ARGUMENT_SPEC = dict(
+    config_key=dict(type="str", default="tests.benchmark"),
+    rehearsal=dict(type="bool"),
+    dest=dict(type="path"),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        display = Display()
+        config = task_vars.get("perfscale_config")
+        if config is None:
+            result.update(failed=True, msg="matrix_run: no effective configuration; run perfscale.topsail.resolve_config first")
+            return result
+        try:
+            plan = benchmark.plan_benchmark(config, args["config_key"])
+        except (config_lib.ConfigError, matrix_lib.MatrixError) as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+
+        rehearsal = plan.section["rehearsal"] if args.get("rehearsal") is None else args["rehearsal"]
+        if rehearsal or self._task.check_mode:
+            listing = benchmark.rehearse(plan)
+            for entry in listing:
+                display.display("rehearsal: %s %s" % (entry["directory"], entry["settings"]))
+            result.update(changed=False, rehearsal=True, total=len(listing), points=listing,
+                          msg="rehearsal: %d point(s) would run; nothing was run" % len(listing))
+            return result
+
+        dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
+        if not dest:
+            result.update(failed=True, msg="matrix_run: no dest and no artifact directory open (run resolve_config first)")
+            return result
+
+        def show(progress):
+            display.display(matrix_lib.format_progress(progress))
+
+        try:
+            summary = benchmark.run_benchmark(plan, dest, on_progress=show)
+        except (artifacts.ArtifactError, OSError) as exc:
+            result.update(failed=True, msg="matrix_run: %s" % exc)
+            return result
+        ran = summary["succeeded"] + summary["failed"]
+        result.update(
+            changed=ran > 0,
+            rehearsal=False,
+            summary=summary,
+            matrix_dir=summary["matrix_dir"],
+            failed_points=summary["failed_points"],
+            msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d not run"
+                % (summary["matrix_dir"], summary["total"], summary["succeeded"], summary["failed"],
+                   summary["skipped"], summary["not_run"]),
+        )
+        return result

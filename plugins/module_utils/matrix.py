@@ -1,0 +1,515 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Matrix benchmarking: expand settings into points and run every point.
+
+Expansion (``expand_matrix``)
+    ``factors`` maps a setting to a value or a list of values; lists expand to
+    their cartesian product (in document order). ``exclude`` entries drop the
+    combinations they match (an entry matches when every key it names has that
+    value). ``include`` entries then work as Tekton's ``matrix.include`` (and
+    GitHub Actions'): an entry whose factor values match existing combinations
+    adds its other keys to them without overwriting a factor value; an entry
+    that matches none is added as a new combination. ``common_settings`` apply
+    under every combination.
+
+Running (``MatrixRunner``)
+    Every point has its own directory ``NNN__<name>`` inside the matrix
+    directory ``NNN__matbenchmarking``, created up front in expansion order,
+    with ``settings.yaml``. Running a point writes ``.uuid``, the harness's
+    ``stdout.log``/``stderr.log``, ``output.json`` (the validated document),
+    ``point.json`` (timing, command), ``FAILURE`` when it failed and, last,
+    ``exit_code``. Re-running the same matrix into the same artifact directory
+    skips points whose ``exit_code`` is 0; earlier attempts of failed points are
+    kept in ``_previous/attempt_N/``. Policies: ``sequential``, ``barrier:N``
+    (batches of N; the next starts when the whole batch ended) and ``sliding:N``
+    (at most N at once). A failed point never blocks the ones after it; with
+    ``stop_on_error`` no new point starts after a failure.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import difflib
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import harness
+from ansible_collections.perfscale.topsail.plugins.module_utils import perf_indicator
+
+MATRIX_FILE = "matrix.yaml"
+PROGRESS_FILE = "progress.json"
+POINT_FILE = "point.json"
+SETTINGS_FILE = "settings.yaml"
+EXIT_CODE_FILE = "exit_code"
+UUID_FILE = ".uuid"
+PREVIOUS_DIR = "_previous"
+INDICATOR_KEY = "indicator"
+POLICIES = ("sequential", "barrier", "sliding")
+
+
+class MatrixError(ValueError):
+    """Invalid matrix specification, with a one-line message."""
+
+
+# --------------------------------------------------------------------------
+# expansion
+
+
+def _as_values(name, value):
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise MatrixError("matrix factor '%s' has an empty list of values" % name)
+        return list(value)
+    return [value]
+
+
+def _check_entry(kind, position, entry, allowed, what):
+    if not isinstance(entry, dict) or not entry:
+        raise MatrixError("matrix %s #%d: expected a non-empty mapping of settings, got %r" % (kind, position, entry))
+    for key in entry:
+        if key not in allowed:
+            hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            raise MatrixError("matrix %s #%d names unknown %s '%s'%s; known: %s" % (
+                kind, position, what, key, " (did you mean '%s'?)" % hint[0] if hint else "", ", ".join(sorted(allowed)) or "(none)"))
+
+
+def expand_matrix(factors, common_settings=None, include=None, exclude=None, known_settings=None):
+    """List of settings mappings, one per point, in expansion order.
+
+    ``known_settings`` (optional) are the setting names an ``include`` entry may
+    use besides the factors and common settings; anything else is an error.
+    """
+    factors = dict(factors or {})
+    common_settings = dict(common_settings or {})
+    for name in factors:
+        if not isinstance(name, str) or not name:
+            raise MatrixError("matrix factor names must be non-empty strings, got %r" % (name,))
+    names = list(factors)
+    values = [_as_values(name, factors[name]) for name in names]
+    combos = [dict(zip(names, combo)) for combo in itertools.product(*values)] if names else []
+
+    for position, entry in enumerate(exclude or [], 1):
+        _check_entry("exclude", position, entry, set(names), "factor")
+        combos = [c for c in combos if not all(c.get(k) == v for k, v in entry.items())]
+
+    allowed = set(names) | set(common_settings) | set(known_settings or ())
+    # include entries match the original combinations only, never ones added by an earlier include
+    originals = [dict(c) for c in combos]
+    for position, entry in enumerate(include or [], 1):
+        _check_entry("include", position, entry, allowed if known_settings is not None else set(entry), "setting")
+        factor_part = {k: v for k, v in entry.items() if k in names}
+        extra_part = {k: v for k, v in entry.items() if k not in names}
+        matched = False
+        for original, combo in zip(originals, combos):
+            if all(original[k] == v for k, v in factor_part.items()):
+                combo.update(extra_part)
+                matched = True
+        if not matched:
+            combos.append(dict(entry))
+
+    points = []
+    for combo in combos:
+        settings = dict(combo)
+        for key, value in common_settings.items():
+            settings.setdefault(key, value)
+        points.append(settings)
+    return points
+
+
+def varying_keys(points):
+    """Setting names whose values differ between points (in first-seen order)."""
+    keys = []
+    for settings in points:
+        for key in settings:
+            if key not in keys:
+                keys.append(key)
+    missing = object()
+    return [k for k in keys if len({json.dumps(p.get(k, missing) if k in p else "<unset>", sort_keys=True, default=str)
+                                    for p in points}) > 1]
+
+
+_FIELD = re.compile(r"{([^{}:!]*)((?:![rsa])?(?::[^{}]*)?)}")
+
+
+def template_fields(template):
+    return [field for field, _spec in _FIELD.findall(template or "")]
+
+
+def render_template(template, settings):
+    """Format ``template``; a field the point does not set is left out with the
+    segment around it (between separators ``_ - .``): ``{indicator}_n{size}``
+    gives ``conv2d`` for a point without ``size``."""
+    missing = "\0"
+
+    def substitute(match):
+        field, spec = match.group(1), match.group(2)
+        if not field:
+            raise MatrixError("name_template %r: positional fields {} are not allowed, name a setting" % template)
+        if field not in settings:
+            return missing
+        try:
+            return ("{0%s}" % spec).format(settings[field])
+        except (ValueError, TypeError) as exc:
+            raise MatrixError("name_template %r: field %s: %s" % (template, field, exc)) from None
+
+    pieces = re.split(r"([_.-])", _FIELD.sub(substitute, template))
+    kept = []
+    for position in range(0, len(pieces), 2):
+        segment = pieces[position]
+        if missing in segment or not segment:
+            continue
+        if kept:
+            kept.append(pieces[position - 1])
+        kept.append(segment)
+    return "".join(kept)
+
+
+def point_name(settings, keys, template=None):
+    """Directory name of a point: from ``template`` or the settings that vary."""
+    if template:
+        name = render_template(template, settings)
+    else:
+        parts = ["%s=%s" % (k, settings[k]) for k in keys if k in settings]
+        name = "_".join(parts) or "point"
+    try:
+        return artifacts.sanitize_name(name)
+    except artifacts.ArtifactError as exc:
+        raise MatrixError("point name from %r: %s" % (template or "the varying settings", exc)) from None
+
+
+# --------------------------------------------------------------------------
+# planning: validation and commands
+
+
+class Point:
+    def __init__(self, index, name, settings, command, env_threads):
+        self.index = index
+        self.name = name
+        self.settings = settings
+        self.command = command
+        self.env_threads = env_threads
+        self.directory = None
+
+    def as_dict(self):
+        return {"index": self.index, "name": self.name, "settings": self.settings, "directory": self.directory}
+
+
+def parse_parallelism(value):
+    """('sequential', 1), ('barrier', n) or ('sliding', n) from a string or mapping."""
+    if value is None or value == "sequential":
+        return "sequential", 1
+    policy, count = None, None
+    if isinstance(value, dict) and len(value) == 1:
+        policy, count = next(iter(value.items()))
+    elif isinstance(value, str) and ":" in value:
+        policy, _sep, count = value.partition(":")
+        policy = policy.strip()
+    if policy in ("barrier", "sliding"):
+        try:
+            count = int(count)
+        except (TypeError, ValueError):
+            count = None
+        if count and count > 0:
+            return policy, count
+        raise MatrixError("parallelism %r: the number of points at once must be a positive integer" % (value,))
+    raise MatrixError("parallelism %r: expected sequential, barrier:N or sliding:N" % (value,))
+
+
+def _custom_command(name, spec, settings):
+    command = spec.get("command")
+    if isinstance(command, str):
+        command = command.split()
+    if not command or not all(isinstance(part, (str, int, float)) for part in command):
+        raise MatrixError("indicator '%s': command must be a non-empty list of arguments" % name)
+    try:
+        return [str(part).format(**settings) for part in command]
+    except KeyError as exc:
+        raise MatrixError("indicator '%s': command uses {%s}, which the point does not set" % (name, exc.args[0])) from None
+    except (ValueError, IndexError) as exc:
+        raise MatrixError("indicator '%s': command: %s" % (name, exc)) from None
+
+
+def known_setting_names(indicators):
+    names = {INDICATOR_KEY}
+    for indicator in perf_indicator.known_indicators():
+        names.update(perf_indicator.parameter_names(indicator))
+    for spec in (indicators or {}).values():
+        names.update((spec or {}).get("parameters") or ())
+        if (spec or {}).get("parameters") is None:
+            return None  # a custom indicator accepting anything: no restriction
+    return names
+
+
+def plan_points(points_settings, indicators=None, name_template=None, python=None):
+    """Validate every point and build its command; errors name the point."""
+    indicators = indicators or {}
+    clash = sorted(set(indicators) & set(perf_indicator.known_indicators()))
+    if clash:
+        raise MatrixError("custom indicator %s shadows a built-in indicator" % ", ".join(clash))
+    keys = varying_keys(points_settings)
+    if name_template:
+        unused = [f for f in template_fields(name_template) if f and not any(f in p for p in points_settings)]
+        if unused:
+            raise MatrixError("name_template %r uses %s, which no point sets" % (name_template, ", ".join(unused)))
+    planned, seen = [], {}
+    for index, settings in enumerate(points_settings):
+        name = point_name(settings, keys, name_template)
+        if name in seen:
+            raise MatrixError("points #%d and #%d are both named '%s'; make name_template distinguish them"
+                              % (seen[name] + 1, index + 1, name))
+        seen[name] = index
+        indicator = settings.get(INDICATOR_KEY)
+        parameters = {k: v for k, v in settings.items() if k != INDICATOR_KEY}
+        if indicator is None:
+            raise MatrixError("point '%s' has no '%s' setting; set it in factors or common_settings" % (name, INDICATOR_KEY))
+        if indicator in indicators:
+            spec = indicators[indicator] or {}
+            allowed = spec.get("parameters")
+            if allowed is not None:
+                unknown = sorted(set(parameters) - set(allowed))
+                if unknown:
+                    raise MatrixError("point '%s': indicator %s has no parameter %s; its parameters: %s"
+                                      % (name, indicator, ", ".join(unknown), ", ".join(sorted(allowed)) or "(none)"))
+            command = _custom_command(indicator, spec, settings)
+            threads = settings.get("threads")
+        else:
+            if indicator not in perf_indicator.known_indicators():
+                known = perf_indicator.known_indicators() + sorted(indicators)
+                hint = difflib.get_close_matches(str(indicator), known, n=1)
+                raise MatrixError("point '%s': unknown indicator %r%s; known indicators: %s" % (
+                    name, indicator, " (did you mean '%s'?)" % hint[0] if hint else "", ", ".join(known)))
+            try:
+                params = perf_indicator.validate_settings(indicator, parameters)
+            except perf_indicator.IndicatorError as exc:
+                raise MatrixError("point '%s': %s" % (name, exc)) from None
+            command = harness.builtin_command(indicator, parameters, python=python)
+            threads = params["threads"]
+        planned.append(Point(index, name, settings, command, threads))
+    return planned
+
+
+def fingerprint(points):
+    payload = json.dumps([[p.name, p.settings, p.command[1:] if p.command else None] for p in points],
+                         sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------
+# directories and resume
+
+
+def _load_yaml(path):
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
+    """Reuse the matrix directory of the same matrix in ``parent``, or create one.
+
+    Returns (matrix_dir, resumed). Point directories are created (in expansion
+    order) with their settings.yaml.
+    """
+    digest = fingerprint(points)
+    for candidate in reversed(artifacts.find_artifact_dirs(parent, "*__" + artifacts.sanitize_name(name))):
+        try:
+            recorded = _load_yaml(os.path.join(candidate, MATRIX_FILE)) or {}
+        except (OSError, ValueError):
+            continue
+        if recorded.get("fingerprint") == digest:
+            directories = {p["name"]: p["directory"] for p in recorded.get("points", [])}
+            for point in points:
+                point.directory = os.path.join(candidate, directories[point.name])
+                if not os.path.isdir(point.directory):
+                    os.makedirs(point.directory)
+                    artifacts.write_yaml_atomic(os.path.join(point.directory, SETTINGS_FILE), point.settings)
+            return candidate, True
+    matrix_dir = artifacts.allocate_artifact_dir(parent, name)
+    for point in points:
+        point.directory = artifacts.allocate_artifact_dir(matrix_dir, point.name)
+        artifacts.write_yaml_atomic(os.path.join(point.directory, SETTINGS_FILE), point.settings)
+    artifacts.write_yaml_atomic(os.path.join(matrix_dir, MATRIX_FILE), {
+        "fingerprint": digest,
+        "spec": spec or {},
+        "points": [{"name": p.name, "directory": os.path.basename(p.directory), "settings": p.settings} for p in points],
+    })
+    return matrix_dir, False
+
+
+def read_exit_code(directory):
+    try:
+        with open(os.path.join(directory, EXIT_CODE_FILE), encoding="utf-8") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _archive_previous_attempt(directory):
+    """Move the files of an earlier attempt aside (never delete them)."""
+    leftovers = [n for n in os.listdir(directory) if n not in (SETTINGS_FILE, PREVIOUS_DIR)]
+    if not leftovers:
+        return None
+    previous = os.path.join(directory, PREVIOUS_DIR)
+    os.makedirs(previous, exist_ok=True)
+    attempt = os.path.join(previous, "attempt_%d" % (len(os.listdir(previous)) + 1))
+    os.makedirs(attempt)
+    for name in leftovers:
+        shutil.move(os.path.join(directory, name), os.path.join(attempt, name))
+    return attempt
+
+
+# --------------------------------------------------------------------------
+# running
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
+class MatrixRunner:
+    """Run planned points with a parallelism policy; thread-safe progress."""
+
+    def __init__(self, matrix_dir, points, timeout, parallelism="sequential", stop_on_error=False,
+                 on_progress=None, env=None):
+        self.matrix_dir = matrix_dir
+        self.points = points
+        self.timeout = timeout
+        self.policy, self.width = parse_parallelism(parallelism)
+        self.stop_on_error = stop_on_error
+        self.on_progress = on_progress
+        self.env = env
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._started = None
+        self._durations = []
+        self.results = {}
+
+    # -- one point
+
+    def run_point(self, point):
+        directory = point.directory
+        _archive_previous_attempt(directory)
+        started_at, started = _now(), time.monotonic()
+        artifacts.write_text_atomic(os.path.join(directory, UUID_FILE), str(uuid.uuid4()) + "\n")
+        env = harness.harness_environment(point.settings, base=self.env, threads=point.env_threads)
+        outcome = harness.run_harness(point.command, directory, self.timeout, env=env)
+        if outcome.ok:
+            artifacts.write_json_atomic(os.path.join(directory, harness.OUTPUT_FILE), outcome.document)
+        else:
+            stderr_tail = harness.tail(os.path.join(directory, harness.STDERR_FILE))
+            artifacts.write_failure(directory, outcome.error + ("\n--- stderr (tail) ---\n" + stderr_tail if stderr_tail else ""))
+        artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
+            outcome.as_dict(), name=point.name, command=point.command, started=started_at, ended=_now(),
+            start_monotonic=started, end_monotonic=time.monotonic()))
+        artifacts.write_text_atomic(os.path.join(directory, EXIT_CODE_FILE), "%d\n" % outcome.exit_code)
+        return outcome
+
+    def _execute(self, point):
+        if self._stop.is_set():
+            return point, None
+        outcome = self.run_point(point)
+        with self._lock:
+            self.results[point.name] = ("failed" if not outcome.ok else "succeeded", outcome)
+            self._durations.append(outcome.duration)
+            if not outcome.ok and self.stop_on_error:
+                self._stop.set()
+        self._report()
+        return point, outcome
+
+    # -- progress
+
+    def progress(self):
+        with self._lock:
+            counts = {"succeeded": 0, "failed": 0, "skipped": 0}
+            for status, _outcome in self.results.values():
+                counts[status] += 1
+            durations = list(self._durations)
+        total = len(self.points)
+        done = sum(counts.values())
+        elapsed = time.monotonic() - self._started if self._started else 0.0
+        remaining = total - done
+        eta = None
+        if durations and remaining:
+            eta = remaining * (sum(durations) / len(durations)) / min(self.width, remaining)
+        return {"total": total, "done": done, "succeeded": counts["succeeded"], "failed": counts["failed"],
+                "skipped": counts["skipped"], "remaining": remaining, "elapsed_s": round(elapsed, 3),
+                "eta_s": round(eta, 3) if eta is not None else (0.0 if not remaining else None),
+                "policy": self.policy, "width": self.width, "stopped": self._stop.is_set(), "updated": _now()}
+
+    def _report(self):
+        progress = self.progress()
+        with self._lock:
+            artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), progress)
+        if self.on_progress:
+            self.on_progress(progress)
+
+    # -- policies
+
+    def run(self):
+        self._started = time.monotonic()
+        pending = []
+        for point in self.points:
+            if read_exit_code(point.directory) == 0:
+                self.results[point.name] = ("skipped", None)
+            else:
+                pending.append(point)
+        self._report()
+        if self.policy == "sequential":
+            for point in pending:
+                if self._stop.is_set():
+                    break
+                self._execute(point)
+        elif self.policy == "barrier":
+            with concurrent.futures.ThreadPoolExecutor(self.width) as pool:
+                for start in range(0, len(pending), self.width):
+                    if self._stop.is_set():
+                        break
+                    list(pool.map(self._execute, pending[start:start + self.width]))
+        else:
+            self._run_sliding(pending)
+        return self.summary()
+
+    def _run_sliding(self, pending):
+        queue = list(pending)
+        with concurrent.futures.ThreadPoolExecutor(self.width) as pool:
+            running = set()
+            while queue or running:
+                while queue and len(running) < self.width and not self._stop.is_set():
+                    running.add(pool.submit(self._execute, queue.pop(0)))
+                if not running:
+                    break
+                done, running = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    future.result()
+
+    def summary(self):
+        progress = self.progress()
+        failed = []
+        for point in self.points:
+            status, outcome = self.results.get(point.name, ("not_run", None))
+            if status == "failed":
+                failed.append({"name": point.name, "directory": point.directory, "exit_code": outcome.exit_code,
+                               "error": outcome.error})
+        not_run = [p.name for p in self.points if p.name not in self.results]
+        summary = dict(progress, not_run=len(not_run), not_run_points=not_run, failed_points=failed,
+                       matrix_dir=self.matrix_dir)
+        artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), summary)
+        return summary
+
+
+def format_progress(progress):
+    eta = progress.get("eta_s")
+    return "matrix: %d/%d done (%d failed, %d skipped), %.0fs elapsed%s" % (
+        progress["done"], progress["total"], progress["failed"], progress["skipped"], progress["elapsed_s"],
+        ", ~%.0fs left" % eta if eta else "")

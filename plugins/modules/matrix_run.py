@@ -1,0 +1,99 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: matrix_run
+short_description: Expand a benchmark matrix from the configuration and run every point
+version_added: 0.1.0
+description:
+  - Reads the benchmark section of the effective configuration (O(config_key)),
+    validates it, expands the matrix (cartesian product of the factors, then
+    C(exclude), then C(include) as Tekton's C(matrix.include)), checks every point
+    (known indicator, valid parameters, unique directory name) and only then runs.
+  - Every point runs as a subprocess with a timeout in
+    C(NNN__matbenchmarking/NNN__<name>/), which holds C(settings.yaml), C(.uuid),
+    C(stdout.log), C(stderr.log), C(output.json) (the validated harness document),
+    C(point.json), C(FAILURE) when it failed and C(exit_code).
+  - Re-running the same matrix into the same artifact directory skips points whose
+    C(exit_code) is 0 and re-runs the others (earlier attempts are kept in
+    C(_previous/)).
+  - Parallelism policies from the section's C(parallelism) key - C(sequential),
+    C(barrier:N) or C(sliding:N). Progress (done/total, failures, elapsed, time
+    left) is shown while it runs and written to C(progress.json).
+  - Failed points do not fail the task; RV(failed_points) lists them so that the
+    play can post-process first and decide at the end.
+  - Runs on the controller (action plugin); the whole matrix is one task.
+author:
+  - perfscale.topsail developers (@perfscale)
+options:
+  config_key:
+    description:
+      - Dotted key of the benchmark section in the effective configuration.
+    type: str
+    default: tests.benchmark
+  rehearsal:
+    description:
+      - List every point (with its directory name) and run nothing. Defaults to the
+        section's C(rehearsal) key.
+    type: bool
+  dest:
+    description:
+      - Directory in which C(NNN__matbenchmarking) is created or resumed. Defaults to
+        the artifact directory currently open.
+    type: path
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Check mode is a rehearsal.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Run the benchmark matrix of the configuration
+  perfscale.topsail.matrix_run:
+  register: matrix
+
+- name: List the points of a matrix without running them
+  perfscale.topsail.matrix_run:
+    rehearsal: true
+"""
+
+RETURN = r"""
+rehearsal:
+  description: Whether this was a rehearsal.
+  returned: always
+  type: bool
+points:
+  description: In rehearsal, each point's directory name, settings and command.
+  returned: when rehearsal
+  type: list
+  elements: dict
+total:
+  description: In rehearsal, the number of points.
+  returned: when rehearsal
+  type: int
+matrix_dir:
+  description: The matrix directory.
+  returned: when not rehearsal
+  type: str
+summary:
+  description: Counts (total, succeeded, failed, skipped, not_run), elapsed time, policy, whether it resumed.
+  returned: when not rehearsal
+  type: dict
+failed_points:
+  description: Name, directory, exit code and error of every failed point.
+  returned: when not rehearsal
+  type: list
+  elements: dict
+"""
