@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Workloads: what a project tells the store about its artifacts.
+
+A workload is a Python module (named in the configuration, ``matbench.workload``)
+with these attributes (see docs/post-processing.md):
+
+``ARTIFACT_DIRNAMES``  mapping of keys to globs (``*__host__capture_environment``)
+``IMPORTANT_FILES``    files the parsers read (``output.json``, ``KEY/file.json``)
+``parse_once(ctx, settings)``  -> JSON-serializable results (cached)
+``parse_always(entry)``        -> adjusts ``entry.results`` (never cached)
+``KPIS``               list of decorated KPI functions (see kpi.py)
+``labels_model()``     -> pydantic model of the KPI labels (extra keys forbidden)
+``kpi_labels(entry)``  -> raw labels of an entry
+``payload_results(entry)`` -> the ``results`` part of the long-term payload
+``REGRESSION``         comparison_keys, ignored_keys, sorting_keys, ignored_entries
+``SOURCE_FILES``       (optional) more files whose change invalidates the cache
+
+``load_workload`` accepts a built-in short name (``perf_indicators``), an
+importable module name, or a path to a ``.py`` file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
+
+BUILTIN_PACKAGE = "ansible_collections.perfscale.topsail.plugins.module_utils.workloads"
+BUILTIN = ("perf_indicators",)
+REQUIRED = ("parse_once", "kpi_labels", "labels_model", "KPIS")
+
+
+class WorkloadError(ValueError):
+    """A workload cannot be loaded or is incomplete (one line)."""
+
+
+class Workload:
+    def __init__(self, module, name):
+        self.module = module
+        self.name = name
+        missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+        if missing:
+            raise WorkloadError("workload %s lacks %s (see docs/post-processing.md)" % (name, ", ".join(missing)))
+        self.artifact_dirnames = dict(getattr(module, "ARTIFACT_DIRNAMES", {}))
+        self.important_files = list(getattr(module, "IMPORTANT_FILES", []))
+        try:
+            self.kpis = kpi_lib.collect_kpis(module.KPIS)
+        except kpi_lib.KPIError as exc:
+            raise WorkloadError("workload %s: %s" % (name, exc)) from None
+        self.regression = dict(getattr(module, "REGRESSION", {}))
+
+    def source_files(self):
+        files = [os.path.abspath(self.module.__file__)]
+        files.extend(getattr(self.module, "SOURCE_FILES", []))
+        return files
+
+    def parse_once(self, context, settings):
+        return self.module.parse_once(context, settings)
+
+    def parse_always(self, entry):
+        function = getattr(self.module, "parse_always", None)
+        if function:
+            function(entry)
+
+    def labels_model(self):
+        return self.module.labels_model()
+
+    def kpi_labels(self, entry):
+        return self.module.kpi_labels(entry)
+
+    def payload_results(self, entry):
+        function = getattr(self.module, "payload_results", None)
+        return function(entry) if function else entry.results
+
+
+def load_workload(name):
+    if not name or not isinstance(name, str):
+        raise WorkloadError("matbench.workload: expected a workload name, module or .py path, got %r" % (name,))
+    if name.endswith(".py"):
+        if not os.path.exists(name):
+            raise WorkloadError("workload file %s does not exist" % name)
+        spec = importlib.util.spec_from_file_location("perfscale_workload_%s" % os.path.basename(name)[:-3], name)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # a user's file may fail in any way; say which file, keep the cause
+            raise WorkloadError("workload file %s failed to load: %s: %s" % (name, type(exc).__name__, exc)) from exc
+        return Workload(module, name)
+    module_name = "%s.%s" % (BUILTIN_PACKAGE, name) if name in BUILTIN else name
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise WorkloadError("workload %r cannot be imported (%s); built-in workloads: %s"
+                            % (name, exc, ", ".join(BUILTIN))) from None
+    return Workload(module, name)

@@ -1,0 +1,204 @@
+import json
+import os
+import sys
+
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import store
+from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
+import trees  # noqa: E402  pylint: disable=wrong-import-position
+
+
+WORKLOAD_SOURCE = '''
+from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import HigherBetter, KPIMetadata
+ARTIFACT_DIRNAMES = {"ENV": "*__host__capture_environment", "PRESETS": "presets_applied"}
+IMPORTANT_FILES = ["output.json", "ENV/environment.json", "PRESETS"]
+CALLS = []
+def parse_once(ctx, settings):
+    CALLS.append(ctx.test_dir)
+    output = ctx.read_json("output.json")
+    env = ctx.read_json("environment.json", artifact="ENV")
+    notes = ctx.read_text("notes.txt")
+    return {"rate": (output or {}).get("@result", {}).get("rate"), "cpu": (env or {}).get("cpu", {}).get("model"),
+            "presets": ctx.read_text(artifact="PRESETS"), "notes": notes}
+def parse_always(entry):
+    entry.results["where"] = entry.relative
+def labels_model():
+    import pydantic
+    class L(pydantic.BaseModel):
+        cpu: str
+    return L
+def kpi_labels(entry):
+    return {"cpu": entry.results["cpu"]}
+@HigherBetter
+@KPIMetadata(help="rate", unit="GFLOP/s")
+def rate(payload):
+    return payload["results"]["rate"]
+KPIS = [rate]
+'''
+
+
+@pytest.fixture
+def workload(tmp_path):
+    path = tmp_path / "my_workload.py"
+    path.write_text(WORKLOAD_SOURCE)
+    return workload_lib.load_workload(str(path))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=3, failed=(1,))
+    return root
+
+
+def test_test_roots_skip_files_nested_roots_and_previous_attempts(tmp_path):
+    root = tmp_path / "results"
+    trees.make_tree(str(root), points=2)
+    point = root / "001__matbenchmarking" / "000__matmul_float32_64"
+    nested = point / "inner"
+    trees.write(str(nested / "settings.yaml"), "a: 1\n")
+    trees.write(str(nested / "exit_code"), "0\n")
+    trees.write(str(point / "_previous" / "attempt_1" / "exit_code"), "1\n")
+    skipped = root / "002__skipped"
+    trees.write(str(skipped / "skip"), "")
+    trees.write(str(skipped / "sub" / "settings.yaml"), "a: 1\n")
+    trees.write(str(skipped / "sub" / "exit_code"), "0\n")
+    trees.write(str(root / "003__no_exit_code" / "settings.yaml"), "a: 1\n")
+    roots = [os.path.relpath(r, root) for r in store.find_test_roots(str(root))]
+    assert roots == ["001__matbenchmarking/000__matmul_float32_64", "001__matbenchmarking/001__matmul_float64_128"]
+
+
+def test_settings_merge_from_parents_deeper_wins(tmp_path):
+    root = tmp_path / "results"
+    trees.write(str(tmp_path / "settings.yaml"), "outside: yes\n")
+    trees.write(str(root / "settings.yaml"), "platform: a\nsize: 1\n")
+    trees.write(str(root / "group" / "settings.yaml"), "size: 2\ngroup: g\n")
+    trees.write(str(root / "group" / "test" / "settings.yaml"), "size: 3\n")
+    warnings = []
+    reader = store.SettingsReader(str(root), warnings)
+    assert reader.merged(str(root / "group" / "test")) == {"platform": "a", "size": 3, "group": "g"}
+    trees.write(str(root / "group" / "settings.yaml"), "size: [unclosed\n")
+    reader = store.SettingsReader(str(root), warnings)
+    assert reader.merged(str(root / "group" / "test")) == {"platform": "a", "size": 3}
+    assert warnings and "unreadable settings, ignored" in warnings[0]
+
+
+def test_artifact_globs_resolve_per_test_last_match_wins_none_when_absent(tmp_path):
+    root = tmp_path / "results"
+    os.makedirs(root / "000__host__capture_environment")
+    os.makedirs(root / "005__host__capture_environment")
+    test = root / "001__matbenchmarking" / "000__point"
+    os.makedirs(test / "010__local__thing")
+    found = store.resolve_artifact_paths(str(test), str(root), {
+        "ENV": "*__host__capture_environment", "LOCAL": "*__local__thing", "NONE": "*__nothing"})
+    assert found["ENV"] == str(root / "005__host__capture_environment")
+    assert found["LOCAL"] == str(test / "010__local__thing")
+    assert found["NONE"] is None
+
+
+def test_parse_degrades_on_missing_and_malformed_files(tree, workload):
+    first = tree / "001__matbenchmarking" / "000__matmul_float32_64"
+    os.remove(first / "output.json")
+    (tree / "000__host__capture_environment" / "environment.json").write_text("{not json")
+    entries, _warnings = store.parse_results(str(tree), workload)
+    entry = entries[0]
+    assert entry.results["rate"] is None and entry.results["cpu"] is None
+    text = "\n".join(entry.warnings)
+    assert "output.json: missing" in text
+    assert "ENV/environment.json: unreadable, ignored" in text
+    assert "notes.txt was read but is not listed in the workload's important files" in text
+    assert entries[1].exit_code == 3 and entries[1].failed
+    assert entries[2].results["rate"] == 102.0
+    assert entries[2].results["where"] == "001__matbenchmarking/002__matmul_float32_256"
+
+
+def test_second_parse_comes_from_the_cache(tree, workload):
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert not any(e.from_cache for e in entries)
+    calls = len(workload.module.CALLS)
+    again, _ignored = store.parse_results(str(tree), workload)
+    assert all(e.from_cache for e in again)
+    assert len(workload.module.CALLS) == calls
+    assert [e.results for e in again] == [e.results for e in entries]
+
+
+def test_cache_invalidated_when_a_file_read_changes(tree, workload):
+    store.parse_results(str(tree), workload)
+    output = tree / "001__matbenchmarking" / "002__matmul_float32_256" / "output.json"
+    document = json.loads(output.read_text())
+    document["@result"]["rate"] = 555.5
+    output.write_text(json.dumps(document))
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert [e.from_cache for e in entries] == [True, True, False]
+    assert entries[2].results["rate"] == 555.5
+
+
+def test_cache_invalidated_when_a_shared_parent_file_changes(tree, workload):
+    store.parse_results(str(tree), workload)
+    env = tree / "000__host__capture_environment" / "environment.json"
+    env.write_text(json.dumps(dict(trees.ENVIRONMENT, cpu={"model": "Other CPU", "count": 4})))
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert not any(e.from_cache for e in entries)
+    assert entries[0].results["cpu"] == "Other CPU"
+
+
+def test_cache_invalidated_when_a_missing_file_appears(tree, workload):
+    store.parse_results(str(tree), workload)
+    (tree / "001__matbenchmarking" / "000__matmul_float32_64" / "notes.txt").write_text("hello")
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert [e.from_cache for e in entries] == [False, True, True]
+    assert entries[0].results["notes"] == "hello"
+
+
+def test_cache_invalidated_when_the_parser_code_changes(tree, tmp_path, workload):
+    store.parse_results(str(tree), workload)
+    path = tmp_path / "my_workload.py"
+    path.write_text(WORKLOAD_SOURCE.replace('"notes": notes}', '"notes": notes, "version": 2}'))
+    changed = workload_lib.load_workload(str(path))
+    entries, _ignored = store.parse_results(str(tree), changed)
+    assert not any(e.from_cache for e in entries)
+    assert entries[0].results["version"] == 2
+
+
+def test_environment_variable_forces_a_full_parse(tree, workload):
+    store.parse_results(str(tree), workload)
+    entries, _ignored = store.parse_results(str(tree), workload, environ={store.IGNORE_CACHE_ENV: "1"})
+    assert not any(e.from_cache for e in entries)
+
+
+def test_corrupt_cache_is_ignored_with_a_warning_and_rebuilt(tree, workload):
+    store.parse_results(str(tree), workload)
+    cache = tree / "001__matbenchmarking" / "000__matmul_float32_64" / store.CACHE_FILE
+    cache.write_text("{truncated")
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert not entries[0].from_cache
+    assert any("corrupt parse cache ignored and rebuilt" in w for w in entries[0].warnings)
+    assert json.loads(cache.read_text())["format"] == store.CACHE_FORMAT
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert entries[0].from_cache
+
+
+def test_missing_uuid_and_bad_exit_code_degrade(tree, workload):
+    point = tree / "001__matbenchmarking" / "002__matmul_float32_256"
+    os.remove(point / ".uuid")
+    (point / "exit_code").write_text("garbage")
+    entries, _ignored = store.parse_results(str(tree), workload)
+    assert entries[2].exit_code is None and entries[2].failed
+    assert len(entries[2].uuid) == 32
+    assert any("exit_code: not an integer" in w for w in entries[2].warnings)
+
+
+def test_workload_errors_are_clear(tmp_path):
+    with pytest.raises(workload_lib.WorkloadError, match=r"workload 'nope.nothing' cannot be imported .*; built-in workloads: perf_indicators"):
+        workload_lib.load_workload("nope.nothing")
+    broken = tmp_path / "broken.py"
+    broken.write_text("ARTIFACT_DIRNAMES = {}\n")
+    with pytest.raises(workload_lib.WorkloadError, match=r"lacks parse_once, kpi_labels, labels_model, KPIS"):
+        workload_lib.load_workload(str(broken))
+    crashing = tmp_path / "crashing.py"
+    crashing.write_text("raise RuntimeError('bad import')\n")
+    with pytest.raises(workload_lib.WorkloadError, match=r"failed to load: RuntimeError: bad import"):
+        workload_lib.load_workload(str(crashing))
