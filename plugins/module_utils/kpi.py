@@ -1,0 +1,300 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Key performance indicators: typed, labelled, with units and a direction.
+
+A KPI is a function of a test's payload, declared with decorators::
+
+    @HigherBetter
+    @KPIMetadata(help="Median GFLOP/s of the operation", unit="GFLOP/s")
+    @Format("{:.1f}")
+    def rate(payload):
+        return payload["results"]["rate"]
+
+``KPIMetadata`` (help text and unit) is mandatory, and so is exactly one of
+``HigherBetter``/``LowerBetter``; ``IgnoredForRegression``, ``Format`` and
+``FormatDivisor(divisor, unit=..., format=...)`` are optional. The function's
+name is the KPI's name. ``collect_kpis`` checks all of it and reports every
+problem at once.
+
+Labels come from a pydantic model per workload. In *strict* mode (continuous
+testing) a missing label or KPI value fails with the list of what is missing;
+in *lenient* mode (investigation) it is ``None`` with a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+KPI_ATTRIBUTE = "__perfscale_kpi__"
+
+
+class KPIError(ValueError):
+    """A KPI declaration or computation problem (one line)."""
+
+
+class KPIDefinition:
+    def __init__(self, function):
+        self.function = function
+        self.name = function.__name__
+        self.help = None
+        self.unit = None
+        self.higher_is_better = None
+        self.ignored_for_regression = False
+        self.format = "{}"
+        self.divisor = None
+        self.display_unit = None
+
+    def describe(self):
+        return {"help": self.help, "unit": self.unit, "higher_is_better": self.higher_is_better,
+                "ignored_for_regression": self.ignored_for_regression}
+
+    def formatted(self, value):
+        if value is None:
+            return None
+        shown = value / self.divisor if self.divisor else value
+        try:
+            text = self.format.format(shown)
+        except (ValueError, TypeError):
+            text = str(shown)
+        unit = self.display_unit or self.unit
+        return "%s %s" % (text, unit) if unit else text
+
+
+def _definition(function):
+    definition = getattr(function, KPI_ATTRIBUTE, None)
+    if definition is None:
+        definition = KPIDefinition(function)
+        setattr(function, KPI_ATTRIBUTE, definition)
+    return definition
+
+
+def KPIMetadata(help, unit):  # noqa: N802 pylint: disable=invalid-name,redefined-builtin
+    """Mandatory: what the KPI measures and its unit."""
+    def decorate(function):
+        definition = _definition(function)
+        definition.help, definition.unit = help, unit
+        return function
+    return decorate
+
+
+def _direction(function, higher):
+    definition = _definition(function)
+    if definition.higher_is_better is not None and definition.higher_is_better != higher:
+        raise KPIError("KPI %s is declared both HigherBetter and LowerBetter" % definition.name)
+    definition.higher_is_better = higher
+    return function
+
+
+def HigherBetter(function):  # noqa: N802 pylint: disable=invalid-name
+    """A larger value is an improvement."""
+    return _direction(function, True)
+
+
+def LowerBetter(function):  # noqa: N802 pylint: disable=invalid-name
+    """A smaller value is an improvement."""
+    return _direction(function, False)
+
+
+def IgnoredForRegression(function):  # noqa: N802 pylint: disable=invalid-name
+    """Reported, but never analysed for regressions."""
+    _definition(function).ignored_for_regression = True
+    return function
+
+
+def Format(fmt):  # noqa: N802 pylint: disable=invalid-name
+    """How the value is displayed, e.g. ``"{:.2f}"``."""
+    def decorate(function):
+        _definition(function).format = fmt
+        return function
+    return decorate
+
+
+def FormatDivisor(divisor, unit, format="{:.2f}"):  # noqa: N802 pylint: disable=invalid-name,redefined-builtin
+    """Display value / divisor in another unit (the stored value keeps its unit)."""
+    def decorate(function):
+        if not divisor:
+            raise KPIError("FormatDivisor of KPI %s: the divisor must be non-zero" % function.__name__)
+        definition = _definition(function)
+        definition.divisor, definition.display_unit, definition.format = divisor, unit, format
+        return function
+    return decorate
+
+
+def collect_kpis(functions):
+    """KPI definitions of decorated functions; every declaration problem at once."""
+    definitions, problems = [], []
+    for function in functions:
+        definition = getattr(function, KPI_ATTRIBUTE, None)
+        if definition is None:
+            continue
+        if not definition.help or not definition.unit:
+            problems.append("KPI %s lacks @KPIMetadata(help=..., unit=...)" % definition.name)
+        if definition.higher_is_better is None:
+            problems.append("KPI %s lacks @HigherBetter or @LowerBetter" % definition.name)
+        definitions.append(definition)
+    if problems:
+        raise KPIError("; ".join(problems))
+    names = [d.name for d in definitions]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise KPIError("KPI name(s) declared twice: %s" % ", ".join(duplicates))
+    return definitions
+
+
+def kpis_of_module(module):
+    """Decorated functions of a module, in definition order."""
+    functions = [v for v in vars(module).values() if callable(v) and hasattr(v, KPI_ATTRIBUTE)]
+    functions.sort(key=lambda f: f.__code__.co_firstlineno)
+    return collect_kpis(functions)
+
+
+# --------------------------------------------------------------------------
+# computing
+
+
+class MissingData(KPIError):
+    """Strict mode: the list of what is missing."""
+
+    def __init__(self, missing):
+        self.missing = missing
+        super().__init__("missing: %s" % ", ".join(missing))
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def compute_kpis(definitions, payload, strict=False):
+    """KPI values of one payload: ``{name: {value, unit, help, ...}}`` and warnings."""
+    values, warnings, missing = {}, [], []
+    for definition in definitions:
+        try:
+            value = definition.function(payload)
+        except (KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError) as exc:
+            value = None
+            reason = "%s: %s" % (type(exc).__name__, exc)
+        else:
+            reason = "no value"
+        if value is not None and not _is_number(value):
+            reason, value = "not a finite number (%r)" % (value,), None
+        if value is None:
+            missing.append("kpi %s" % definition.name)
+            warnings.append("KPI %s: %s" % (definition.name, reason))
+        values[definition.name] = dict(definition.describe(), value=value, formatted=definition.formatted(value))
+    if strict and missing:
+        raise MissingData(missing)
+    return values, warnings
+
+
+def validate_labels(model, raw_labels, strict=False):
+    """Labels through the workload's pydantic model.
+
+    Strict: unknown or missing labels fail with their list. Lenient: the raw
+    labels are kept, with a warning per problem.
+    """
+    import pydantic
+
+    try:
+        return model.model_validate(raw_labels).model_dump(), []
+    except pydantic.ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ()))
+            if error.get("type") == "missing" or error.get("input", "") is None:
+                problems.append("label %s" % where)
+            elif error.get("type") == "extra_forbidden":
+                problems.append("unknown label %s" % where)
+            else:
+                problems.append("label %s (%s)" % (where, error.get("msg")))
+        if strict:
+            raise MissingData(problems) from None
+        return dict(raw_labels), ["labels: %s" % p for p in problems]
+
+
+def flat_records(labels, kpis, extra=None):
+    """One record per KPI, labels flattened into it (what a store indexes)."""
+    records = []
+    for name, kpi in kpis.items():
+        record = dict(labels)
+        record.update(extra or {})
+        record.update(kpi_name=name, value=kpi["value"], unit=kpi["unit"],
+                      higher_is_better=kpi["higher_is_better"], ignored_for_regression=kpi["ignored_for_regression"])
+        records.append(record)
+    return records
+
+
+# --------------------------------------------------------------------------
+# OpenMetrics
+
+_METRIC_CHARS = re.compile(r"[^a-zA-Z0-9_]")
+_UNIT_WORDS = (("/", "_per_"), ("%", "percent"), ("µ", "u"))
+
+
+def unit_token(unit):
+    """An OpenMetrics unit from a human unit: ``GFLOP/s`` -> ``gflop_per_s``."""
+    text = (unit or "").strip().lower()
+    for old, new in _UNIT_WORDS:
+        text = text.replace(old, new)
+    text = _METRIC_CHARS.sub("_", text)
+    return re.sub(r"_+", "_", text).strip("_")
+
+
+def metric_name(name, unit, prefix=""):
+    """Family name: the KPI name, suffixed with its unit as OpenMetrics requires."""
+    base = _METRIC_CHARS.sub("_", (prefix + "_" + name) if prefix else name)
+    if base[0].isdigit():
+        base = "_" + base
+    token = unit_token(unit)
+    if token and not base.endswith("_" + token):
+        base = "%s_%s" % (base, token)
+    return base
+
+
+def _escape_label(value):
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _escape_help(text):
+    return str(text).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _label_name(name):
+    name = _METRIC_CHARS.sub("_", str(name))
+    return "_" + name if name[:1].isdigit() else name
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def openmetrics(tests, prefix="perfscale"):
+    """OpenMetrics text of several tests: ``[(labels, kpis), ...]``.
+
+    One family per KPI (``# HELP``, ``# TYPE gauge``, ``# UNIT``), one sample per
+    test with its labels; KPIs without a value are left out; ends with ``# EOF``.
+    """
+    families = {}
+    for labels, kpis in tests:
+        for name, kpi in kpis.items():
+            family = families.setdefault(name, {"kpi": kpi, "samples": []})
+            if kpi["value"] is not None:
+                family["samples"].append((labels, kpi["value"]))
+    lines = []
+    for name, family in families.items():
+        kpi = family["kpi"]
+        metric = metric_name(name, kpi["unit"], prefix)
+        lines.append("# HELP %s %s" % (metric, _escape_help(kpi["help"])))
+        lines.append("# TYPE %s gauge" % metric)
+        token = unit_token(kpi["unit"])
+        if token:
+            lines.append("# UNIT %s %s" % (metric, token))
+        for labels, value in family["samples"]:
+            rendered = ",".join('%s="%s"' % (_label_name(k), _escape_label(v))
+                                for k, v in labels.items() if v is not None)
+            lines.append("%s{%s} %s" % (metric, rendered, _number(value)) if rendered else "%s %s" % (metric, _number(value)))
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
