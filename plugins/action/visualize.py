@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.visualize (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
+
+ARGUMENT_SPEC = dict(
+    results_dir=dict(type="path"),
+    strict=dict(type="bool"),
+    plots_name=dict(type="str", default="plots"),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        config = task_vars.get("perfscale_config")
+        if config is None:
+            result.update(failed=True, msg="visualize: no effective configuration; run perfscale.topsail.resolve_config first")
+            return result
+        results_dir = args.get("results_dir") or task_vars.get("perfscale_run_root")
+        if not results_dir:
+            result.update(failed=True, msg="visualize: results_dir is required (-e results_dir=PATH)")
+            return result
+        try:
+            summary = postprocess.visualize(results_dir, config, task_vars.get("perfscale_presets_applied") or [],
+                                            plots_name=args["plots_name"], strict=args.get("strict"))
+        except (postprocess.PostProcessError, config_lib.ConfigError, reports_lib.ReportError,
+                artifacts.ArtifactError, OSError) as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        Display().display("reports: %s" % summary["index"])
+        result.update(
+            changed=True,
+            summary=summary,
+            plots_dir=summary["plots_dir"],
+            index=summary["index"],
+            ansible_facts=dict(perfscale_plots_dir=summary["plots_dir"]),
+            msg="%d test(s) (%d failed, %d from cache), %d warning(s); reports: %s" % (
+                summary["tests"], len(summary["failed_tests"]), summary["from_cache"], summary["warnings"],
+                summary["index"]),
+        )
+        if summary["strict_gaps"]:
+            result.update(failed=True, msg="strict mode: %d test(s) lack KPI data: %s" % (
+                len(summary["strict_gaps"]), "; ".join(summary["strict_gaps"])))
+        return result

@@ -1,0 +1,345 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""HTML reports, built DataFrame-first.
+
+Every plot is a function of a pandas DataFrame (shape the data first, then
+plotly express), so it can be tested on a hand-made DataFrame. Reports are
+standalone HTML pages that load ``plotly.min.js`` from beside them: they work
+offline, with no CDN. ``REPORTS`` maps the names used in the configuration
+(``matbench.reports``) to their builders.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+import math
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+
+PLOTLY_JS = "plotly.min.js"
+INDEX = "reports_index.html"
+STATUS_COLUMNS = ("test_path", "status", "uuid")
+
+STYLE = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.meta{color:#666;font-size:.9em} table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
+th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top} th{background:#f4f4f4}
+pre{background:#f8f8f8;padding:.6em;overflow-x:auto;font-size:.85em;max-height:24em}
+.failed{color:#b00020;font-weight:bold} .ok{color:#1b7f3b} .plot{margin:1em 0}
+nav a{margin-right:1em} .card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:.8em 0}
+"""
+
+
+def escape(value):
+    return html.escape("" if value is None else str(value))
+
+
+# --------------------------------------------------------------------------
+# data
+
+
+def entries_dataframe(rows):
+    """One row per test: settings, labels, KPI values, status. ``rows`` are dicts."""
+    import pandas as pd
+
+    return pd.DataFrame(list(rows))
+
+
+def test_rows(entries, payloads):
+    """Flat rows (settings + KPI values) of the entries, for the DataFrames."""
+    rows = []
+    for entry in entries:
+        payload = payloads.get(entry.test_dir) or {}
+        row = {"test_path": entry.relative, "uuid": entry.uuid,
+               "status": "failed" if entry.failed else "succeeded", "exit_code": entry.exit_code}
+        for key, value in entry.settings.items():
+            if isinstance(value, (str, int, float, bool)) or value is None:
+                row[key] = value
+        for name, value in (payload.get("results") or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                row.setdefault(name, value)
+        for name, kpi in (payload.get("kpis") or {}).items():
+            row[name] = kpi.get("value")
+        rows.append(row)
+    return rows
+
+
+def varying_factors(df, exclude=()):
+    """Setting columns whose values differ between rows (NaN counts as a value)."""
+    factors = []
+    for column in df.columns:
+        if column in exclude or column in STATUS_COLUMNS or column == "exit_code":
+            continue
+        values = {"NaN" if is_missing(v) else json.dumps(v, default=str) for v in df[column].tolist()}
+        if len(values) > 1:
+            factors.append(column)
+    return factors
+
+
+def is_missing(value):
+    """None or NaN (pandas fills gaps with NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def display_value(value):
+    """Integral floats (pandas turns int columns with gaps into float) shown as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def combination_label(df, columns):
+    """A legend label per row: ``dtype=float32, backend=numpy`` of the given columns."""
+    if not columns:
+        return ["all"] * len(df)
+    labels = []
+    for _index, row in df[columns].iterrows():
+        parts = ["%s=%s" % (c, display_value(row[c])) for c in columns if not is_missing(row[c])]
+        labels.append(", ".join(parts) or "(unset)")
+    return labels
+
+
+# --------------------------------------------------------------------------
+# plots (each one: DataFrame in, figure out)
+
+
+def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix=""):
+    """KPI against one factor, one line per combination of the other varying factors."""
+    import plotly.express as px
+
+    data = df[df[kpi].notna() & df[factor].notna()].copy()
+    others = [f for f in other_factors if f != factor and f in data.columns and data[f].nunique(dropna=True) > 1]
+    data["combination"] = combination_label(data, others)
+    numeric = data[factor].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()
+    data = data.sort_values(by=[factor]) if numeric else data
+    legend = ", ".join(others) if others else "series"
+    fig = px.line(data, x=factor, y=kpi, color="combination", markers=True,
+                  hover_data=[c for c in ("test_path",) + tuple(others) if c in data.columns],
+                  labels={kpi: "%s (%s)" % (kpi, unit), factor: factor, "combination": legend},
+                  title="%s%s by %s" % (title_prefix, kpi, factor))
+    if not numeric:
+        fig.update_xaxes(type="category")
+    fig.update_layout(legend_title_text=legend, height=420)
+    return fig
+
+
+def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=("dtype", "backend"), title_prefix=""):
+    """Throughput against problem size, one line per dtype and backend."""
+    import plotly.express as px
+
+    data = df[df[y].notna() & df[x].notna()].copy()
+    present = [c for c in series if c in data.columns]
+    data["series"] = combination_label(data, present)
+    data = data.sort_values(by=[x])
+    fig = px.line(data, x=x, y=y, color="series", markers=True, log_x=data[x].nunique() > 2,
+                  hover_data=[c for c in ("test_path",) if c in data.columns],
+                  labels={y: "%s (%s)" % (y, unit), x: x, "series": ", ".join(present) or "series"},
+                  title="%s%s vs %s" % (title_prefix, y, x))
+    fig.update_layout(legend_title_text=", ".join(present) or "series", height=420)
+    return fig
+
+
+def figure_html(fig, div_id):
+    rendered = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False})
+    return '<div class="plot">%s</div>' % rendered
+
+
+# --------------------------------------------------------------------------
+# pages
+
+
+def page(title, body, subtitle=""):
+    return """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>%s</title>
+<script src="%s"></script><style>%s</style></head>
+<body><nav><a href="%s">&larr; all reports</a></nav>
+<h1>%s</h1><p class="meta">%s</p>
+%s
+</body></html>
+""" % (escape(title), PLOTLY_JS, STYLE, INDEX, escape(title), escape(subtitle), body)
+
+
+def settings_table(settings):
+    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (escape(k), escape(v)) for k, v in settings.items())
+    return "<table>%s</table>" % rows
+
+
+class ReportContext:
+    """What report builders get: entries, payloads, KPI definitions, warnings."""
+
+    def __init__(self, entries, payloads, definitions, warnings, title, group_by=None):
+        self.entries = entries
+        self.payloads = payloads
+        self.definitions = definitions
+        self.warnings = warnings
+        self.title = title
+        self.group_by = group_by
+        self.df = entries_dataframe(test_rows(entries, payloads))
+
+    def units(self):
+        return {d.name: d.unit for d in self.definitions}
+
+    def entries_settings_keys(self):
+        keys = set()
+        for entry in self.entries:
+            keys.update(entry.settings)
+        return keys
+
+
+def error_report(ctx):
+    failed = [e for e in ctx.entries if e.failed]
+    with_warnings = [e for e in ctx.entries if e.warnings]
+    parts = ["<p>%d test(s), <span class='failed'>%d failed</span>, %d with parse warnings.</p>"
+             % (len(ctx.entries), len(failed), len(with_warnings))]
+    if not failed:
+        parts.append("<p class='ok'>No test failed.</p>")
+    for entry in failed:
+        parts.append("<div class='card'><h2 class='failed'>%s</h2>" % escape(entry.relative))
+        parts.append("<p>exit code: <b>%s</b> &middot; uuid: %s</p>" % (escape(entry.exit_code), escape(entry.uuid)))
+        parts.append(settings_table(entry.settings))
+        failure = entry.results.get("failure")
+        parts.append("<h3>FAILURE</h3><pre>%s</pre>" % escape(failure if failure else "(no FAILURE file)"))
+        if entry.results.get("stderr_tail"):
+            parts.append("<h3>stderr (tail)</h3><pre>%s</pre>" % escape(entry.results["stderr_tail"]))
+        if entry.warnings:
+            parts.append("<h3>Missing or unreadable files</h3><ul>%s</ul>"
+                         % "".join("<li>%s</li>" % escape(w) for w in entry.warnings))
+        parts.append("</div>")
+    others = [e for e in with_warnings if not e.failed]
+    if others:
+        parts.append("<h2>Parse warnings of tests that did not fail</h2>")
+        for entry in others:
+            parts.append("<div class='card'><b>%s</b><ul>%s</ul></div>" % (
+                escape(entry.relative), "".join("<li>%s</li>" % escape(w) for w in entry.warnings)))
+    if ctx.warnings:
+        parts.append("<h2>Tree warnings</h2><ul>%s</ul>" % "".join("<li>%s</li>" % escape(w) for w in ctx.warnings))
+    return "Error report", "".join(parts)
+
+
+def overview_factors(df, exclude=()):
+    """Columns with at least two distinct set values: the factors of a matrix."""
+    factors = []
+    for column in df.columns:
+        if column in exclude or column in STATUS_COLUMNS or column == "exit_code":
+            continue
+        if df[column].dropna().map(lambda v: json.dumps(v, default=str)).nunique() > 1:
+            factors.append(column)
+    return factors
+
+
+def matrix_overview(ctx):
+    df = ctx.df[ctx.df["status"] == "succeeded"] if "status" in ctx.df else ctx.df
+    definitions = [d for d in ctx.definitions if not d.ignored_for_regression]
+    kpis = [d.name for d in definitions if d.name in df.columns and df[d.name].notna().any()]
+    if df.empty or not kpis:
+        return "Matrix overview", "<p>No successful test with KPI values to plot.</p>"
+    numeric_results = {c for c in df.columns if c not in ctx.entries_settings_keys()}
+    group_by = ctx.group_by if ctx.group_by in df.columns else None
+    groups = [(value, df[df[group_by] == value]) for value in sorted(df[group_by].dropna().unique())] if group_by else [(None, df)]
+    parts = ["<p>Each KPI against each factor that varies%s; one line per combination of the other factors. "
+             "KPIs ignored for regression are in the other reports.</p>"
+             % (" within each %s" % escape(group_by) if group_by else "")]
+    units = ctx.units()
+    count = 0
+    for value, data in groups:
+        factors = overview_factors(data, exclude=set(kpis) | numeric_results | {group_by})
+        if group_by:
+            parts.append("<h2>%s = %s</h2>" % (escape(group_by), escape(value)))
+        if not factors:
+            parts.append("<p class='meta'>%d test(s); no factor varies: nothing to compare.</p>" % len(data))
+            continue
+        for kpi in kpis:
+            for factor in factors:
+                count += 1
+                prefix = "%s: " % value if group_by else ""
+                parts.append(figure_html(plot_kpi_by_factor(data, kpi, factor, units[kpi], factors, prefix),
+                                         "overview-%d" % count))
+    return "Matrix overview", "".join(parts)
+
+
+def plot_kpi_per_test(df, kpi, unit, color="indicator"):
+    """One bar per test: every point of the run at a glance."""
+    import plotly.express as px
+
+    data = df[df[kpi].notna()].copy()
+    data["test"] = data["test_path"].map(lambda p: p.rsplit("/", 1)[-1])
+    fig = px.bar(data, x=kpi, y="test", color=color if color in data.columns else None, orientation="h",
+                 hover_data=["test_path"], labels={kpi: "%s (%s)" % (kpi, unit), "test": "test"},
+                 title="%s of every test" % kpi)
+    fig.update_layout(height=max(300, 40 + 28 * len(data)),
+                      yaxis={"categoryorder": "array", "categoryarray": list(data["test"])[::-1]})
+    return fig
+
+
+def indicator_report(ctx):
+    df = ctx.df[ctx.df["status"] == "succeeded"] if "status" in ctx.df else ctx.df
+    if df.empty or "indicator" not in df or "rate" not in df or not df["rate"].notna().any():
+        return "Performance indicators", "<p>No successful performance-indicator test to plot.</p>"
+    units = ctx.units()
+    parts = [figure_html(plot_kpi_per_test(df, "rate", units.get("rate", "")), "indicator-all")]
+    count = 0
+    for indicator in sorted(df["indicator"].dropna().unique()):
+        data = df[df["indicator"] == indicator].copy()
+        x = "size" if "size" in data and data["size"].notna().any() else None
+        if x is None and "flop" in data:
+            data["gflop_per_repetition"] = data["flop"] / 1e9
+            x = "gflop_per_repetition"
+        parts.append("<h2>%s</h2>" % escape(indicator))
+        count += 1
+        if x is not None and data[x].notna().sum() >= 2 and data["rate"].notna().sum() >= 2:
+            parts.append(figure_html(plot_rate_vs_size(data, x, unit=units.get("rate", ""), title_prefix="%s: " % indicator),
+                                     "indicator-%d" % count))
+        else:
+            parts.append("<p class='meta'>One point only: see the table.</p>")
+        columns = [c for c in ("test_path", "dtype", "backend", "device", "threads", x, "rate", "time_median", "time_cv")
+                   if c and c in data.columns]
+        parts.append(data[columns].to_html(index=False, na_rep="", float_format=lambda v: "%.4g" % v, escape=True))
+    return "Performance indicators", "".join(parts)
+
+
+REPORTS = {
+    "error_report": (error_report, "Every failed test with its settings, FAILURE and stderr; missing or corrupt files"),
+    "matrix_overview": (matrix_overview, "Every KPI against every factor that varies"),
+    "indicator_report": (indicator_report, "Throughput against problem size, by dtype and backend"),
+}
+
+
+class ReportError(ValueError):
+    pass
+
+
+def check_report_names(names):
+    unknown = [n for n in names if n not in REPORTS]
+    if unknown:
+        raise ReportError("matbench.reports: unknown report(s) %s; known reports: %s"
+                          % (", ".join(unknown), ", ".join(sorted(REPORTS))))
+
+
+def write_reports(plots_dir, ctx, names, subtitle=""):
+    """Write plotly.min.js, every report and the index; returns [(name, title, file)]."""
+    import plotly.offline
+
+    check_report_names(names)
+    artifacts.write_text_atomic(os.path.join(plots_dir, PLOTLY_JS), plotly.offline.get_plotlyjs())
+    written = []
+    for name in names:
+        builder, description = REPORTS[name]
+        title, body = builder(ctx)
+        filename = "%s.html" % name
+        artifacts.write_text_atomic(os.path.join(plots_dir, filename), page(title, body, subtitle))
+        written.append((name, title, filename, description))
+    failed = sum(1 for e in ctx.entries if e.failed)
+    items = "".join("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%s</span></li>"
+                    % (escape(f), escape(t), escape(d)) for _n, t, f, d in written)
+    body = ("<p>%d test(s): <span class='ok'>%d succeeded</span>, <span class='failed'>%d failed</span>. "
+            "Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>"
+            % (len(ctx.entries), len(ctx.entries) - failed, failed,
+               datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), items))
+    index = page(ctx.title, body, subtitle).replace('<nav><a href="%s">&larr; all reports</a></nav>' % INDEX, "")
+    artifacts.write_text_atomic(os.path.join(plots_dir, INDEX), index)
+    return written

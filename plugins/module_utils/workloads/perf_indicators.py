@@ -1,0 +1,258 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Workload of this collection's own benchmark job (performance indicators).
+
+Test roots are the matrix points (``NNN__matbenchmarking/NNN__<name>/``); the
+environment comes from the closest ``*__host__capture_environment`` directory
+and the presets from the run's ``presets_applied``. A project with its own
+harness writes a module like this one (see docs/post-processing.md).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+    Format,
+    FormatDivisor,
+    HigherBetter,
+    IgnoredForRegression,
+    KPIMetadata,
+    LowerBetter,
+)
+
+KPI_SETTINGS_VERSION = "1.0"
+
+ARTIFACT_DIRNAMES = {
+    "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",
+    "RUN_PRESETS": "presets_applied",
+}
+
+IMPORTANT_FILES = [
+    "settings.yaml",
+    "exit_code",
+    ".uuid",
+    "output.json",
+    "point.json",
+    "FAILURE",
+    "stderr.log",
+    "HOST_CAPTURE_ENVIRONMENT/environment.json",
+    "RUN_PRESETS",
+]
+
+# regression analysis (issue: history is compared along these labels)
+REGRESSION = {
+    "comparison_keys": ["collection_version", "library_version"],
+    "ignored_keys": ["test_path", "run_id", "git_commit", "hostname", "presets"],
+    "sorting_keys": ["indicator", "backend", "dtype", "size", "threads"],
+    "ignored_entries": {},
+}
+
+# reports compare points within the same indicator
+REPORT_GROUP_BY = "indicator"
+
+SHAPE_KEYS = ("size", "batch", "length", "height", "width", "channels", "filters", "kernel", "stride", "padding")
+
+
+# --------------------------------------------------------------------------
+# parsing
+
+
+def _tail(text, lines=20):
+    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
+
+
+def parse_once(ctx, settings):
+    results = {"indicator": settings.get("indicator")}
+    failed = ctx.exists("FAILURE")
+    if failed:
+        failure = ctx.read_text("FAILURE")
+        results["failure"] = (failure or "")[:4000] or None
+        results["stderr_tail"] = _tail(ctx.read_text("stderr.log"))
+        output = None
+    else:
+        results["failure"] = None
+        results["stderr_tail"] = None
+        output = ctx.read_json("output.json")
+    if isinstance(output, dict):
+        results.update(
+            indicator=output.get("name", results["indicator"]),
+            framework=output.get("framework"),
+            parameters=output.get("@parameters") or {},
+            result=output.get("@result") or {},
+            overall_score=output.get("overall_score"),
+            measurement=output.get("environment") or {},
+        )
+    else:
+        results.update(framework=None, parameters={}, result={}, overall_score=None, measurement={})
+
+    point = ctx.read_json("point.json") or {}
+    results.update(duration_s=point.get("duration_s"), started=point.get("started"), ended=point.get("ended"))
+
+    environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
+    cpu = environment.get("cpu") or {}
+    collection = environment.get("collection") or {}
+    results["host"] = {
+        "cpu_model": cpu.get("model"),
+        "cpu_count": cpu.get("count"),
+        "memory_total_bytes": (environment.get("memory") or {}).get("total_bytes"),
+        "os": (environment.get("os") or {}).get("pretty_name"),
+        "hostname": (environment.get("os") or {}).get("hostname"),
+        "python": (environment.get("python") or {}).get("version"),
+        "gpus": environment.get("gpus") or [],
+        "collection_version": collection.get("version"),
+        "git_commit": collection.get("git_commit"),
+    } if environment else {}
+    presets = ctx.read_text(artifact="RUN_PRESETS")
+    results["presets"] = [line for line in (presets or "").splitlines() if line.strip()]
+    return results
+
+
+def parse_always(entry):
+    """What depends on where the tree is now: its path relative to the results root."""
+    entry.results["test_path"] = entry.relative
+    entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+
+
+# --------------------------------------------------------------------------
+# labels
+
+
+def labels_model():
+    from typing import Optional
+
+    import pydantic
+
+    class Labels(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        kpi_settings_version: str
+        indicator: str
+        framework: str
+        backend: str
+        device: str
+        dtype: str
+        size: Optional[int]
+        batch: Optional[int]
+        length: Optional[int]
+        height: Optional[int]
+        width: Optional[int]
+        channels: Optional[int]
+        filters: Optional[int]
+        kernel: Optional[int]
+        stride: Optional[int]
+        padding: Optional[int]
+        threads: Optional[int]
+        cpu_model: str
+        cpu_count: int
+        device_name: str
+        library_version: str
+        blas: Optional[str]
+        python_version: str
+        hostname: Optional[str]
+        collection_version: str
+        git_commit: Optional[str]
+        presets: str
+        test_path: str
+        run_id: str
+
+    return Labels
+
+
+def kpi_labels(entry):
+    results, settings = entry.results, entry.settings
+    parameters = results.get("parameters") or {}
+    measurement = results.get("measurement") or {}
+    host = results.get("host") or {}
+
+    def setting(key):
+        return parameters.get(key, settings.get(key))
+
+    labels = {
+        "kpi_settings_version": KPI_SETTINGS_VERSION,
+        "indicator": results.get("indicator"),
+        "framework": results.get("framework"),
+        "backend": setting("backend"),
+        "device": setting("device"),
+        "dtype": setting("dtype"),
+    }
+    labels.update({key: setting(key) for key in SHAPE_KEYS})
+    labels.update(
+        threads=setting("threads"),
+        cpu_model=host.get("cpu_model") or measurement.get("cpu_model"),
+        cpu_count=host.get("cpu_count") or measurement.get("cpu_count"),
+        device_name=measurement.get("device_name"),
+        library_version=measurement.get("numpy") or measurement.get("torch"),
+        blas=measurement.get("blas"),
+        python_version=measurement.get("python") or host.get("python"),
+        hostname=host.get("hostname"),
+        collection_version=host.get("collection_version"),
+        git_commit=host.get("git_commit"),
+        presets=",".join(results.get("presets") or []),
+        test_path=results.get("test_path"),
+        run_id=results.get("run_id"),
+    )
+    return labels
+
+
+def payload_results(entry):
+    result = entry.results.get("result") or {}
+    return {
+        "rate": result.get("rate"),
+        "rate_best": result.get("rate_best"),
+        "elapsed": result.get("elapsed"),
+        "time_median": result.get("time_median"),
+        "time_cv": result.get("time_cv"),
+        "flop": result.get("flop"),
+        "overall_score": entry.results.get("overall_score"),
+        "duration_s": entry.results.get("duration_s"),
+    }
+
+
+def timestamp(entry):
+    return entry.results.get("started")
+
+
+# --------------------------------------------------------------------------
+# KPIs
+
+
+@HigherBetter
+@KPIMetadata(help="Median throughput of the operation, from its FLOP count and the median repetition time", unit="GFLOP/s")
+@Format("{:.1f}")
+def rate(payload):
+    return payload["results"]["rate"]
+
+
+@HigherBetter
+@IgnoredForRegression
+@KPIMetadata(help="Throughput of the fastest repetition", unit="GFLOP/s")
+@Format("{:.1f}")
+def rate_best(payload):
+    return payload["results"]["rate_best"]
+
+
+@LowerBetter
+@KPIMetadata(help="Median time of one repetition of the operation", unit="s")
+@FormatDivisor(1e-3, unit="ms", format="{:.3f}")
+def time_median(payload):
+    return payload["results"]["time_median"]
+
+
+@LowerBetter
+@IgnoredForRegression
+@KPIMetadata(help="Coefficient of variation of the repetition times (stdev / mean)", unit="ratio")
+@Format("{:.3f}")
+def time_cv(payload):
+    return payload["results"]["time_cv"]
+
+
+@LowerBetter
+@IgnoredForRegression
+@KPIMetadata(help="Wall time of the whole point, process start-up and warm-up included", unit="s")
+@Format("{:.2f}")
+def point_duration(payload):
+    return payload["results"]["duration_s"]
+
+
+KPIS = [rate, rate_best, time_median, time_cv, point_duration]

@@ -1,0 +1,80 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: visualize
+short_description: Parse a results tree into KPIs and HTML reports
+version_added: 0.1.0
+description:
+  - Walks O(results_dir) for test roots (directories with C(settings.yaml) and
+    C(exit_code)), parses each one with the workload named by C(matbench.workload)
+    (reusing the parse cache kept in each test directory while the files it read and
+    the parser are unchanged), builds each test's payload (metadata, results,
+    labels, KPIs), and draws the reports listed in C(matbench.reports).
+  - Writes everything into a new C(NNN__plots/) directory inside O(results_dir)
+    (earlier plots directories are left alone) - C(parse.log), C(kpis.json),
+    C(kpis.openmetrics), C(kpi_records.json), per-test C(tests/<path>/payload.json),
+    C(kpis.json) and C(kpis.openmetrics), the reports with C(plotly.min.js) beside
+    them (they work offline), and C(reports_index.html).
+  - Missing or malformed files make fields empty, with warnings in C(parse.log) and
+    in the error report; they never abort the parse.
+  - In strict mode (C(matbench.strict) or O(strict)) a successful test without all its
+    labels and KPI values fails the task with the list of what is missing.
+  - Runs on the controller (action plugin).
+author:
+  - perfscale.topsail developers (@perfscale)
+options:
+  results_dir:
+    description:
+      - The artifact tree to post-process. Defaults to the run root of this play.
+    type: path
+  strict:
+    description:
+      - Fail when a successful test lacks a label or a KPI value. Defaults to C(matbench.strict).
+    type: bool
+  plots_name:
+    description:
+      - Name of the output directory, as C(NNN__<plots_name>).
+    type: str
+    default: plots
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: none
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Post-process the current run
+  perfscale.topsail.visualize:
+
+- name: Re-process a tree downloaded from CI, strictly
+  perfscale.topsail.visualize:
+    results_dir: /data/ci-run-1234
+    strict: true
+"""
+
+RETURN = r"""
+plots_dir:
+  description: The new plots directory.
+  returned: success
+  type: str
+index:
+  description: Path of C(reports_index.html).
+  returned: success
+  type: str
+summary:
+  description: Tests, failed tests, tests read from cache, warnings, KPI records, report paths.
+  returned: success
+  type: dict
+"""

@@ -1,0 +1,90 @@
+import os
+
+import pandas as pd
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import reports as r
+from ansible_collections.perfscale.topsail.plugins.module_utils import store
+
+DF = pd.DataFrame([
+    {"test_path": "m/0", "indicator": "matmul", "size": 256, "dtype": "float32", "backend": "numpy", "rate": 100.0},
+    {"test_path": "m/1", "indicator": "matmul", "size": 512, "dtype": "float32", "backend": "numpy", "rate": 120.0},
+    {"test_path": "m/2", "indicator": "matmul", "size": 256, "dtype": "float64", "backend": "numpy", "rate": 50.0},
+    {"test_path": "m/3", "indicator": "matmul", "size": 512, "dtype": "float64", "backend": "numpy", "rate": 60.0},
+])
+
+
+def test_kpi_by_factor_one_line_per_combination_with_units_on_axes():
+    fig = r.plot_kpi_by_factor(DF, "rate", "size", "GFLOP/s", ["size", "dtype"], title_prefix="matmul: ")
+    assert sorted(trace.name for trace in fig.data) == ["dtype=float32", "dtype=float64"]
+    assert fig.layout.yaxis.title.text == "rate (GFLOP/s)"
+    assert fig.layout.xaxis.title.text == "size"
+    assert fig.layout.title.text == "matmul: rate by size"
+    assert fig.layout.legend.title.text == "dtype"
+    float32 = next(t for t in fig.data if t.name == "dtype=float32")
+    assert list(float32.x) == [256, 512] and list(float32.y) == [100.0, 120.0]
+
+
+def test_categorical_factor_gets_a_category_axis():
+    fig = r.plot_kpi_by_factor(DF, "rate", "dtype", "GFLOP/s", ["size", "dtype"])
+    assert fig.layout.xaxis.type == "category"
+    assert sorted(t.name for t in fig.data) == ["size=256", "size=512"]
+
+
+def test_rate_vs_size_by_dtype_and_backend():
+    fig = r.plot_rate_vs_size(DF, "size")
+    assert sorted(t.name for t in fig.data) == ["dtype=float32, backend=numpy", "dtype=float64, backend=numpy"]
+    assert fig.layout.yaxis.title.text == "rate (GFLOP/s)"
+
+
+def test_kpi_per_test_has_one_bar_per_test():
+    fig = r.plot_kpi_per_test(DF, "rate", "GFLOP/s")
+    assert sum(len(t.y) for t in fig.data) == 4
+
+
+def test_factors_with_at_least_two_set_values():
+    df = pd.concat([DF, pd.DataFrame([{"test_path": "c/0", "indicator": "conv2d", "height": 56, "rate": 10.0}])])
+    assert r.overview_factors(df, exclude={"rate"}) == ["indicator", "size", "dtype"]
+    assert r.combination_label(df.iloc[[4]], ["size", "height"]) == ["height=56"]
+
+
+def test_unknown_report_name_is_an_error():
+    with pytest.raises(r.ReportError, match=r"unknown report\(s\) nope; known reports: error_report, indicator_report, matrix_overview"):
+        r.check_report_names(["error_report", "nope"])
+
+
+def make_entries():
+    ok = store.Entry("/t/ok", "m/ok", {"indicator": "matmul", "size": 64}, 0, "u1", {"failure": None}, [], False)
+    bad = store.Entry("/t/bad", "m/bad", {"indicator": "matmul", "size": 128}, 3, "u2",
+                      {"failure": "harness exited with 3: <oom>", "stderr_tail": "Killed"}, ["output.json: missing"], False)
+    payloads = {"/t/ok": {"kpis": {"rate": {"value": 5.0}}, "results": {"flop": 2 * 64 ** 3}}}
+    return [ok, bad], payloads
+
+
+def test_error_report_lists_failed_tests_with_settings_failure_and_missing_files():
+    entries, payloads = make_entries()
+    title, body = r.error_report(r.ReportContext(entries, payloads, [], ["tree warning"], "t"))
+    assert title == "Error report"
+    assert "m/bad" in body and "m/ok" not in body
+    assert "harness exited with 3: &lt;oom&gt;" in body  # escaped
+    assert "<th>size</th><td>128</td>" in body
+    assert "Killed" in body and "output.json: missing" in body and "tree warning" in body
+
+
+def test_written_reports_work_offline_and_are_linked_from_the_index(tmp_path):
+    entries, payloads = make_entries()
+
+    class Definition:
+        name, unit, help, ignored_for_regression = "rate", "GFLOP/s", "Throughput", False
+
+    context = r.ReportContext(entries, payloads, [Definition()], [], "My results")
+    written = r.write_reports(str(tmp_path), context, ["error_report", "indicator_report", "matrix_overview"])
+    assert [w[2] for w in written] == ["error_report.html", "indicator_report.html", "matrix_overview.html"]
+    assert os.path.getsize(tmp_path / r.PLOTLY_JS) > 1_000_000
+    index = (tmp_path / r.INDEX).read_text()
+    for name in ("error_report.html", "indicator_report.html", "matrix_overview.html"):
+        assert 'href=\'%s\'' % name in index
+        html = (tmp_path / name).read_text()
+        assert '<script src="plotly.min.js"></script>' in html
+        assert "cdn" not in html.lower()
+    assert "1 failed" in index
