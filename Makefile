@@ -14,7 +14,7 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test demo test unit lint sanity integration bench clean help
+.PHONY: setup setup-test browser demo test unit lint sanity integration bench clean help
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -31,8 +31,17 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
-# the optional torch backend, for the tests
-setup-test: setup $(TORCH_STAMP)
+# the optional torch backend and a headless browser, for the tests
+setup-test: setup $(TORCH_STAMP) browser
+
+# Debian's chromium renders the HTML reports in the tests (installed when missing;
+# installing needs root, as on CI machines)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "chromium is missing: install the Debian package chromium (needs root)" >&2; exit 1; fi; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; }
+	@command -v chromium >/dev/null
 
 $(TORCH_STAMP): requirements-torch.txt $(STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-torch.txt
@@ -67,6 +76,7 @@ integration: setup-test
 bench: setup
 	cd benchmarks && ../$(BIN)/python harness_fidelity.py
 	cd benchmarks && ../$(BIN)/python matrix_overhead.py
+	cd benchmarks && ../$(BIN)/python parse_cache.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/output

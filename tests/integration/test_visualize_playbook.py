@@ -1,0 +1,119 @@
+import json
+import os
+import shutil
+import sys
+
+import pytest
+
+from helpers import REPO, run_playbook
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
+import trees  # noqa: E402  pylint: disable=wrong-import-position
+from browser import Chromium  # noqa: E402  pylint: disable=wrong-import-position
+
+SCREENSHOTS = os.path.join(REPO, "tests", "output", "screenshots")
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root)
+    assert run.returncode == 0, run.output
+    return root, run
+
+
+def test_benchmark_ends_with_the_path_of_the_report_index(demo_run):
+    root, run = demo_run
+    index = root / "002__plots" / "reports_index.html"
+    assert index.exists()
+    assert run.flat.rstrip().split("PLAY RECAP")[0].rstrip().endswith("skipping: [localhost]")
+    assert "Reports: %s" % index in run.flat
+
+
+def test_reports_render_in_chromium_without_javascript_errors(demo_run):
+    root, _run = demo_run
+    plots = root / "002__plots"
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    with Chromium() as browser:
+        browser.load("file://%s" % (plots / "reports_index.html"))
+        assert browser.errors() == []
+        links = browser.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+        assert links == ["error_report.html", "matrix_overview.html", "indicator_report.html"]
+        browser.screenshot(os.path.join(SCREENSHOTS, "reports_index.png"))
+        for report, minimum_plots in (("indicator_report.html", 2), ("matrix_overview.html", 4)):
+            browser.load("file://%s" % (plots / report), settle=2.0)
+            assert browser.errors() == [], report
+            assert browser.evaluate("typeof Plotly") == "object"
+            plots_drawn = browser.evaluate("document.querySelectorAll('.js-plotly-plot .main-svg').length")
+            assert plots_drawn >= minimum_plots, report
+            traces = browser.evaluate("document.querySelectorAll('.js-plotly-plot .scatterlayer .trace, "
+                                      ".js-plotly-plot .barlayer .trace').length")
+            assert traces >= 2, report
+            legend = browser.evaluate("Array.from(document.querySelectorAll('.legendtext')).map(e => e.textContent)")
+            assert any("dtype=float32" in text for text in legend), report
+            png = browser.screenshot(os.path.join(SCREENSHOTS, report.replace(".html", ".png")))
+            assert os.path.getsize(png) > 20_000
+
+
+def test_visualize_a_damaged_tree_completes_with_warnings_and_an_error_report(tmp_path):
+    root = tmp_path / "downloaded"
+    trees.make_tree(str(root), points=5, failed=(4,))
+    points = root / "001__matbenchmarking"
+    os.remove(points / "000__matmul_float32_64" / "output.json")
+    (points / "001__matmul_float64_128" / "settings.yaml").write_text("size: [unclosed\n")
+    (points / "002__matmul_float32_256" / "point.json").write_text("{corrupt")
+    os.remove(root / "000__host__capture_environment" / "environment.json")
+    shutil.rmtree(points / "003__matmul_float64_512")
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root)
+    assert run.returncode == 0, run.output
+    assert "4 test(s) (1 failed, 0 from cache)" in run.flat
+    plots = root / "002__plots"
+    log = (plots / "parse.log").read_text()
+    assert "output.json: missing" in log
+    assert "point.json: unreadable, ignored" in log
+    assert "HOST_CAPTURE_ENVIRONMENT/environment.json: missing" in log
+    assert "settings.yaml: unreadable settings, ignored" in log
+    report = (plots / "error_report.html").read_text()
+    assert "001__matbenchmarking/004__matmul_float32_1024" in report
+    assert "harness exited with 3: out of memory" in report
+    assert "output.json: missing" in report and "HOST_CAPTURE_ENVIRONMENT/environment.json: missing" in report
+    with Chromium() as browser:
+        browser.load("file://%s" % (plots / "error_report.html"))
+        assert browser.errors() == []
+        assert browser.evaluate("document.querySelectorAll('.card h2.failed').length") == 1
+
+
+def test_visualize_again_adds_a_plots_directory_and_reads_the_cache(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=3)
+    assert run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root).returncode == 0
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root)
+    assert run.returncode == 0, run.output
+    assert "3 test(s) (0 failed, 3 from cache)" in run.flat
+    assert sorted(d for d in os.listdir(root) if d.endswith("__plots")) == ["002__plots", "003__plots"]
+
+
+def test_visualize_strict_mode_fails_with_what_is_missing(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    os.remove(root / "000__host__capture_environment" / "environment.json")
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
+                       "-e", json.dumps({"overrides": {"matbench.strict": True}}))
+    assert run.returncode != 0
+    assert "strict mode: 2 test(s) lack KPI data: 001__matbenchmarking/000__matmul_float32_64: label collection_version" in run.flat
+
+
+def test_visualize_without_results_dir_is_a_clear_error():
+    run = run_playbook("playbooks/visualize.yml")
+    assert run.returncode != 0
+    assert "results_dir: missing; expected -e results_dir=PATH" in run.flat
+
+
+def test_visualize_unknown_report_is_a_clear_error(tmp_path):
+    trees.make_tree(str(tmp_path), points=1)
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % tmp_path,
+                       "-e", json.dumps({"overrides": {"matbench.reports": ["error_report", "latency"]}}))
+    assert run.returncode != 0
+    assert "unknown report(s) latency; known reports: error_report, indicator_report, matrix_overview" in run.flat
+    assert not [d for d in os.listdir(tmp_path) if d.endswith("__plots")]
