@@ -320,8 +320,32 @@ def check_report_names(names):
                           % (", ".join(unknown), ", ".join(sorted(REPORTS))))
 
 
+INDEX_REGISTRY = "reports_index.json"
+
+
+def render_index(plots_dir):
+    """(Re)write reports_index.html from the registry of written reports."""
+    registry = json.loads(open(os.path.join(plots_dir, INDEX_REGISTRY), encoding="utf-8").read())
+    items = "".join("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%s</span></li>"
+                    % (escape(r["file"]), escape(r["title"]), escape(r["description"])) for r in registry["reports"])
+    body = "<p>%s Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>" % (
+        registry["counts"], registry["generated"], items)
+    index = page(registry["title"], body, registry["subtitle"]).replace(
+        '<nav><a href="%s">&larr; all reports</a></nav>' % INDEX, "")
+    artifacts.write_text_atomic(os.path.join(plots_dir, INDEX), index)
+
+
+def add_to_index(plots_dir, filename, title, description):
+    path = os.path.join(plots_dir, INDEX_REGISTRY)
+    registry = json.loads(open(path, encoding="utf-8").read())
+    registry["reports"] = [r for r in registry["reports"] if r["file"] != filename]
+    registry["reports"].append({"file": filename, "title": title, "description": description})
+    artifacts.write_json_atomic(path, registry)
+    render_index(plots_dir)
+
+
 def write_reports(plots_dir, ctx, names, subtitle=""):
-    """Write plotly.min.js, every report and the index; returns [(name, title, file)]."""
+    """Write plotly.min.js, every report and the index; returns [(name, title, file, description)]."""
     import plotly.offline
 
     check_report_names(names)
@@ -334,12 +358,108 @@ def write_reports(plots_dir, ctx, names, subtitle=""):
         artifacts.write_text_atomic(os.path.join(plots_dir, filename), page(title, body, subtitle))
         written.append((name, title, filename, description))
     failed = sum(1 for e in ctx.entries if e.failed)
-    items = "".join("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%s</span></li>"
-                    % (escape(f), escape(t), escape(d)) for _n, t, f, d in written)
-    body = ("<p>%d test(s): <span class='ok'>%d succeeded</span>, <span class='failed'>%d failed</span>. "
-            "Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>"
-            % (len(ctx.entries), len(ctx.entries) - failed, failed,
-               datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), items))
-    index = page(ctx.title, body, subtitle).replace('<nav><a href="%s">&larr; all reports</a></nav>' % INDEX, "")
-    artifacts.write_text_atomic(os.path.join(plots_dir, INDEX), index)
+    counts = "%d test(s): <span class='ok'>%d succeeded</span>, <span class='failed'>%d failed</span>." % (
+        len(ctx.entries), len(ctx.entries) - failed, failed)
+    artifacts.write_json_atomic(os.path.join(plots_dir, INDEX_REGISTRY), {
+        "title": ctx.title, "subtitle": subtitle, "counts": counts,
+        "generated": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
+        "reports": [{"file": f, "title": t, "description": d} for _n, t, f, d in written]})
+    render_index(plots_dir)
     return written
+
+
+# --------------------------------------------------------------------------
+# regression report
+
+
+def plot_history(df, kpi, unit, title):
+    """History of one KPI (run order on x), the current value marked."""
+    import plotly.express as px
+
+    fig = px.line(df, x="run", y="value", markers=True, labels={"value": "%s (%s)" % (kpi, unit), "run": "run"},
+                  title=title)
+    current = df[df["kind"] == "current"]
+    fig.add_scatter(x=current["run"], y=current["value"], mode="markers", name="current",
+                    marker={"size": 13, "symbol": "star", "color": "#d62728"})
+    fig.update_layout(height=260, margin={"l": 50, "r": 20, "t": 40, "b": 40}, showlegend=False)
+    return fig
+
+
+def history_dataframe(history, current):
+    import pandas as pd
+
+    rows = [{"run": i + 1, "value": h["value"], "timestamp": h["timestamp"], "kind": "history"}
+            for i, h in enumerate(history)]
+    rows.append({"run": len(history) + 1, "value": current, "timestamp": "current", "kind": "current"})
+    return pd.DataFrame(rows)
+
+
+VERDICT_STYLE = {"regression": "failed", "improvement": "ok", "no_change": "meta", "no_history": "meta"}
+
+
+def _fmt(value):
+    if isinstance(value, float):
+        return "%.4g" % value
+    return escape(value)
+
+
+def regression_report(summary, details):
+    parts = ["<p><b>%s</b></p>" % escape(summary["message"]),
+             "<p class='meta'>history from %s; compared along %s; ignoring %s; fail the test on regression: %s</p>" % (
+                 escape(summary.get("store") or "(no store)"), escape(", ".join(summary["comparison_keys"]) or "-"),
+                 escape(", ".join(summary["ignored_keys"]) or "-"), escape(summary["fail_test_on_regression"]))]
+    for kind in ("regressions", "improvements"):
+        if summary[kind]:
+            rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                escape(r["test"]), escape(r["kpi"]), _fmt(r["current"]),
+                _fmt(r.get("mean_before", r.get("history_mean"))), "%+.1f%%" % (100 * r.get("relative_change", 0)),
+                escape(r["method"])) for r in summary[kind])
+            parts.append("<h2 class='%s'>%s</h2><table><tr><th>test</th><th>KPI</th><th>current</th><th>before</th>"
+                         "<th>change</th><th>method</th></tr>%s</table>" % (
+                             "failed" if kind == "regressions" else "ok", kind.capitalize(), rows))
+    if summary["not_analysed"]:
+        parts.append("<h2>Not analysed</h2><ul>%s</ul>" % "".join(
+            "<li>%s: %s</li>" % (escape(n["test"]), escape(n["reason"])) for n in summary["not_analysed"]))
+    count = 0
+    for entry in details:
+        parts.append("<div class='card'><h2>%s</h2>" % escape(entry["test"]))
+        parts.append("<details><summary>labels</summary>%s</details>" % settings_table(entry["labels"]))
+        for kpi in entry["kpis"]:
+            evidence = kpi["evidence"]
+            parts.append("<h3>%s: <span class='%s'>%s</span></h3>" % (
+                escape(kpi["name"]), VERDICT_STYLE[kpi["verdict"]], escape(kpi["verdict"].replace("_", " "))))
+            facts = ["method %s" % evidence["method"], "%d history point(s)" % evidence["history_points"]]
+            for key in ("history_mean", "mean_before", "mean_after", "relative_change", "pvalue"):
+                if evidence.get(key) is not None:
+                    value = evidence[key]
+                    facts.append("%s %s" % (key.replace("_", " "), "%+.2f%%" % (100 * value) if key == "relative_change"
+                                            else _fmt(value)))
+            if evidence.get("note"):
+                facts.append(evidence["note"])
+            parts.append("<p class='meta'>%s &middot; %s is better</p>" % (
+                " &middot; ".join(escape(f) for f in facts), "higher" if kpi["higher_is_better"] else "lower"))
+            if kpi["history"]:
+                count += 1
+                df = history_dataframe(kpi["history"], evidence["current"])
+                parts.append(figure_html(plot_history(df, kpi["name"], kpi["unit"], "%s history" % kpi["name"]),
+                                         "history-%d" % count))
+            rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                escape(h["timestamp"]), _fmt(h["value"]), escape((h.get("test_uuid") or "")[:8])) for h in kpi["history"])
+            rows += "<tr class='failed'><td>current</td><td>%s</td><td></td></tr>" % _fmt(evidence["current"])
+            parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>test</th></tr>%s</table>"
+                         % (escape(kpi["name"]), escape(kpi["unit"]), rows))
+        parts.append("</div>")
+    return "Regression analysis", "".join(parts)
+
+
+def write_regression_report(plots_dir, summary, details, subtitle=""):
+    import plotly.offline
+
+    if not os.path.exists(os.path.join(plots_dir, PLOTLY_JS)):
+        artifacts.write_text_atomic(os.path.join(plots_dir, PLOTLY_JS), plotly.offline.get_plotlyjs())
+    title, body = regression_report(summary, details)
+    artifacts.write_text_atomic(os.path.join(plots_dir, "regression_report.html"), page(title, body, subtitle))
+    if os.path.exists(os.path.join(plots_dir, INDEX_REGISTRY)):
+        add_to_index(plots_dir, "regression_report.html", title, "Every KPI against its history: regressions, "
+                     "improvements, evidence")
+    return os.path.join(plots_dir, "regression_report.html")

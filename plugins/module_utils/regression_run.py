@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The regression step of a run: payloads of a plots directory against the store.
+
+Writes ``regression_summary.yaml``, ``regression_records.json`` and
+``regression_report.html`` into the plots directory. When the store cannot be
+reached, the history is unavailable: every entry is reported as not analysed,
+with the reason, and the step does not fail.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils import regression_analysis
+from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_store
+from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+
+SUMMARY_FILE = "regression_summary.yaml"
+RECORDS_FILE = "regression_records.json"
+
+
+class RegressionRunError(ValueError):
+    pass
+
+
+def load_payloads(plots_dir):
+    payloads = []
+    for path in sorted(glob.glob(os.path.join(plots_dir, "tests", "**", postprocess.PAYLOAD), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            payloads.append(json.load(handle))
+    return payloads
+
+
+def run_regression_analysis(plots_dir, config, run_root, environ=None):
+    if not os.path.isdir(plots_dir):
+        raise RegressionRunError("plots_dir %s: not a directory" % plots_dir)
+    section = config_lib.validate_section(config, "regression", regression_analysis.regression_model()).model_dump()
+    if not section["enabled"]:
+        return {"skipped": True, "summary": None}
+    matbench = postprocess.read_matbench(config)
+    export = export_lib.read_export(config)
+    try:
+        workload = workload_lib.load_workload(matbench["workload"])
+    except workload_lib.WorkloadError as exc:
+        raise RegressionRunError(str(exc)) from None
+    settings = regression_analysis.effective_settings(section, workload.regression)
+    payloads = load_payloads(plots_dir)
+    store = None
+    try:
+        store = results_store.open_store(export, config, environ)
+        store.ensure_schema(list(workload.labels_model().model_fields))
+        summary, records, details = regression_analysis.analyse(payloads, store, settings, workload.name)
+    except results_store.StoreError as exc:
+        # graceful degradation, explicit: no verdict without history, the reason is reported
+        summary, records, details = regression_analysis.history_unavailable(payloads, settings, exc), [], []
+    finally:
+        if store is not None:
+            store.close()
+    artifacts.write_yaml_atomic(os.path.join(plots_dir, SUMMARY_FILE), summary)
+    records_path = artifacts.write_json_atomic(os.path.join(plots_dir, RECORDS_FILE), records)
+    report = reports.write_regression_report(plots_dir, summary, details)
+    bundle = export_lib.make_bundle("regression", records_path, config, run_root,
+                                    list(workload.labels_model().model_fields)) if export["enabled"] and records else None
+    return {"summary": summary, "report": report, "bundle": bundle}

@@ -1,0 +1,95 @@
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import regression_analysis as ra
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_store as rs
+
+SECTION = {"enabled": True, "method": "edivisive", "fail_test_on_regression": True, "short_history_threshold": 0.1,
+           "options": {}, "comparison_keys": None, "ignored_keys": None, "sorting_keys": None, "ignored_entries": None}
+WORKLOAD = {"comparison_keys": ["version"], "ignored_keys": ["test_path"], "sorting_keys": ["size"],
+            "ignored_entries": {}}
+
+
+def kpis(rate, time_median):
+    return {
+        "rate": {"value": rate, "unit": "GFLOP/s", "help": "r", "higher_is_better": True, "ignored_for_regression": False},
+        "time_median": {"value": time_median, "unit": "s", "help": "t", "higher_is_better": False,
+                        "ignored_for_regression": False},
+        "time_cv": {"value": 0.5, "unit": "ratio", "help": "cv", "higher_is_better": False, "ignored_for_regression": True},
+    }
+
+
+def payload(uuid, size, rate, time_median, version="9.0", exit_code=0):
+    labels = {"indicator": "matmul", "size": size, "version": version, "test_path": "run/%s" % uuid}
+    return {"metadata": {"test_uuid": uuid, "timestamp": "2026-11-22T10:00:00+00:00", "test_path": "run/%s" % uuid,
+                         "exit_code": exit_code},
+            "labels": labels, "kpis": kpis(rate, time_median) if exit_code == 0 else {}}
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = rs.SQLiteStore(tmp_path / "history.sqlite")
+    store.ensure_schema()
+    documents = []
+    for day in range(1, 21):
+        for size, rate in ((256, 100.0), (512, 200.0)):
+            for name, value in (("rate", rate * (1 + 0.005 * (day % 3))), ("time_median", 1.0 / rate)):
+                documents.append(rs.kpi_document({
+                    "indicator": "matmul", "size": size, "version": "1.%d" % (day // 5), "test_path": "old/%d" % day,
+                    "kpi_name": name, "value": value, "unit": "x", "higher_is_better": name == "rate",
+                    "ignored_for_regression": False, "test_uuid": "d%d-%d" % (day, size), "workload": "w",
+                    "@timestamp": "2026-11-%02dT10:00:00+00:00" % day}))
+    store.write(documents)
+    yield store
+    store.close()
+
+
+def settings(**changes):
+    section = dict(SECTION, **changes)
+    return ra.effective_settings(section, WORKLOAD)
+
+
+def test_regressions_and_improvements_against_history_across_versions(store):
+    payloads = [payload("new-256", 256, 70.0, 1 / 70.0), payload("new-512", 512, 260.0, 1 / 260.0),
+                payload("failed", 1024, None, None, exit_code=3)]
+    summary, records, details = ra.analyse(payloads, store, settings(), "w")
+    assert summary["entries_analysed"] == 2 and summary["kpis_analysed"] == 4
+    assert [(r["test"], r["kpi"]) for r in summary["regressions"]] == [("run/new-256", "rate"), ("run/new-256", "time_median")]
+    assert [(r["test"], r["kpi"]) for r in summary["improvements"]] == [("run/new-512", "rate"), ("run/new-512", "time_median")]
+    assert all(r["history_points"] == 20 for r in summary["regressions"])
+    assert summary["not_analysed"] == [{"test": "run/failed", "reason": "no KPI values (failed test: exit code 3)"}]
+    assert [d["test"] for d in details] == ["run/new-256", "run/new-512"]  # sorting_keys: size
+    assert len(records) == 4 and {r["verdict"] for r in records} == {"regression", "improvement"}
+    assert all(r["kind"] == "regression" and r["doc_id"] for r in records)
+    assert "2 regression(s), 2 improvement(s)" in summary["message"]
+
+
+def test_a_label_that_is_not_compared_or_ignored_separates_histories(store):
+    summary, _records, _details = ra.analyse([payload("new", 128, 70.0, 1 / 70.0)], store, settings(), "w")
+    assert [n["kpi"] for n in summary["no_history"]] == ["rate", "time_median"]
+    assert summary["regressions"] == []
+
+
+def test_without_the_comparison_key_history_is_only_the_same_version(store):
+    summary, _records, _details = ra.analyse([payload("new", 256, 70.0, 1 / 70.0, version="1.2")], store,
+                                             settings(comparison_keys=[]), "w")
+    assert all(r["history_points"] == 5 for r in summary["regressions"])
+
+
+def test_ignored_entries_are_not_analysed(store):
+    summary, records, _details = ra.analyse([payload("new", 256, 70.0, 1 / 70.0)], store,
+                                            settings(ignored_entries={"size": [256]}), "w")
+    assert summary["entries_analysed"] == 0 and records == []
+    assert summary["not_analysed"] == [{"test": "run/new", "reason": "size=256 is in regression.ignored_entries"}]
+
+
+def test_unknown_method_options_are_refused():
+    with pytest.raises(ValueError, match="regression.options: unknown method"):
+        ra.effective_settings(dict(SECTION, options={"hunter": {}}), WORKLOAD)
+    with pytest.raises(ValueError, match="has no option"):
+        ra.effective_settings(dict(SECTION, options={"edivisive": {"alpha": 1}}), WORKLOAD)
+
+
+def test_history_unavailable_summary_says_why():
+    summary = ra.history_unavailable([payload("a", 256, 1.0, 1.0)], settings(), "connection refused")
+    assert summary["entries_analysed"] == 0
+    assert summary["not_analysed"][0]["reason"] == "history unavailable: connection refused"
