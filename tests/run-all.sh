@@ -12,6 +12,8 @@ export ANSIBLE_CONFIG="$repo/ansible.cfg"
 # there, and a copy left in ~/.ansible/collections would shadow the checkout
 ANSIBLE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/perfscale-ansible-home.XXXXXX")
 export ANSIBLE_HOME
+# ...and the results store of the tests lives there too, not in ~/.local/share
+export XDG_DATA_HOME="$ANSIBLE_HOME/data"
 trap 'rm -rf "$ANSIBLE_HOME"' EXIT
 
 failed=()

@@ -10,6 +10,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
 
@@ -17,6 +18,7 @@ ARGUMENT_SPEC = dict(
     results_dir=dict(type="path"),
     strict=dict(type="bool"),
     plots_name=dict(type="str", default="plots"),
+    export=dict(type="bool", default=True),
 )
 
 
@@ -56,6 +58,16 @@ class ActionModule(ActionBase):
                 summary["tests"], len(summary["failed_tests"]), summary["from_cache"], summary["warnings"],
                 summary["index"]),
         )
+        if args["export"] and summary["kpi_records"]:
+            try:
+                export = export_lib.read_export(config)
+            except config_lib.ConfigError as exc:
+                result.update(failed=True, msg=str(exc))
+                return result
+            if export["enabled"]:
+                result["perfscale_export"] = export_lib.make_bundle(
+                    "kpi", summary["kpi_records_file"], config, task_vars.get("perfscale_run_root") or results_dir,
+                    summary["label_fields"])
         if summary["strict_gaps"]:
             result.update(failed=True, msg="strict mode: %d test(s) lack KPI data: %s" % (
                 len(summary["strict_gaps"]), "; ".join(summary["strict_gaps"])))

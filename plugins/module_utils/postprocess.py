@@ -184,6 +184,8 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         "from_cache": sum(1 for e in entries if e.from_cache),
         "warnings": warnings_count,
         "kpi_records": len(records),
+        "kpi_records_file": os.path.join(plots_dir, KPI_RECORDS),
+        "label_fields": list(labels_model.model_fields),
         "strict": strict,
         "strict_gaps": strict_gaps,
         "workload": workload.name,

@@ -42,6 +42,12 @@ options:
       - Name of the output directory, as C(NNN__<plots_name>).
     type: str
     default: plots
+  export:
+    description:
+      - Hand the KPI records to the P(perfscale.topsail.kpi_export#callback) callback, which
+        exports them to the results store at the end of the play (when C(export.enabled)).
+    type: bool
+    default: true
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

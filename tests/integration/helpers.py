@@ -3,14 +3,20 @@
 import os
 import subprocess
 import sys
+import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# the tests never write into the user's results store (~/.local/share/perfscale-topsail)
+TEST_DATA_HOME = tempfile.mkdtemp(prefix="perfscale-test-data-")
+
+
 def ansible_env(extra=None):
     env = dict(os.environ)
+    env["XDG_DATA_HOME"] = TEST_DATA_HOME
     env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
     env["ANSIBLE_CONFIG"] = os.path.join(REPO, "ansible.cfg")
     env["ANSIBLE_ROLES_PATH"] = os.path.join(HERE, "roles")

@@ -39,8 +39,11 @@ def test_reports_render_in_chromium_without_javascript_errors(demo_run):
         browser.load("file://%s" % (plots / "reports_index.html"))
         assert browser.errors() == []
         links = browser.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
-        assert links == ["error_report.html", "matrix_overview.html", "indicator_report.html"]
+        assert links == ["error_report.html", "matrix_overview.html", "indicator_report.html", "regression_report.html"]
         browser.screenshot(os.path.join(SCREENSHOTS, "reports_index.png"))
+        browser.load("file://%s" % (plots / "regression_report.html"))
+        assert browser.errors() == []
+        assert "16 KPI(s) without history" in browser.evaluate("document.body.innerText")
         for report, minimum_plots in (("indicator_report.html", 2), ("matrix_overview.html", 4)):
             browser.load("file://%s" % (plots / report), settle=2.0)
             assert browser.errors() == [], report

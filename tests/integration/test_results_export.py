@@ -1,0 +1,229 @@
+import json
+import os
+import sqlite3
+import sys
+import time
+
+import pytest
+from osmem_server import OsmemServer
+
+from helpers import REPO, grep_tree, run_playbook
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
+import trees  # noqa: E402  pylint: disable=wrong-import-position
+from proxy import Proxy  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_store as rs  # noqa: E402
+
+EXPORT = {"enabled": True, "backend": "opensearch", "timeout_s": 5, "sqlite": {"path": None},
+          "opensearch": {"hosts": [], "index_prefix": "perfscale-", "verify_certs": True, "ca_file": None,
+                         "credentials_file": None, "max_retries": 1, "chunk_size": 100}}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with OsmemServer.start() as running:
+        yield running
+
+
+@pytest.fixture
+def clone(server):
+    with server.clone() as fresh:
+        yield fresh
+
+
+def opensearch_export(url, **changes):
+    export = json.loads(json.dumps(EXPORT))
+    export["opensearch"]["hosts"] = [url]
+    export["opensearch"].update(changes)
+    return export
+
+
+def record(uuid, value, day=1, second=0, **labels):
+    base = {"indicator": "matmul", "size": 256, "dtype": "float32", "test_path": "p/%s" % uuid}
+    base.update(labels)
+    base.update(kpi_name="rate", value=value, unit="GFLOP/s", higher_is_better=True, ignored_for_regression=False,
+                test_uuid=uuid, workload="perf_indicators",
+                **{"@timestamp": "2026-%02d-%02dT10:%02d:%02d+00:00" % (1 + day // 28, 1 + day % 28, second // 60, second % 60)})
+    return rs.kpi_document(base)
+
+
+def count(url, kind="kpi"):
+    store = rs.OpenSearchStore([url])
+    try:
+        return store.count(kind)
+    finally:
+        store.close()
+
+
+def test_mapping_bulk_export_and_idempotent_re_export(clone):
+    store = rs.OpenSearchStore([clone.url], timeout=5)
+    store.ensure_schema(["indicator", "size", "dtype"])
+    properties = store.client.indices.get_mapping(index="perfscale-kpis")["perfscale-kpis"]["mappings"]["properties"]
+    assert properties["indicator"] == {"type": "keyword"} and properties["size"] == {"type": "keyword"}
+    assert properties["value"] == {"type": "double"} and properties["@timestamp"] == {"type": "date"}
+    documents = [record("u%d" % i, float(i), day=i) for i in range(250)]
+    assert len(store.write(documents).delivered) == 250
+    assert len(store.write(documents).delivered) == 250
+    assert store.count() == 250
+    store.close()
+
+
+def test_history_query_pages_past_ten_thousand_records(clone):
+    store = rs.OpenSearchStore([clone.url], timeout=30, chunk_size=2000)
+    store.ensure_schema(["indicator", "size", "dtype"])
+    total = 10_500
+    documents = [record("h%05d" % i, float(i), day=i // 3600, second=i % 3600) for i in range(total)]
+    documents.append(record("elsewhere", 1.0, size=512))
+    assert len(store.write(documents).delivered) == total + 1
+    history = store.history("perfscale_indicators".replace("perfscale_", "perf_"), "rate",
+                            {"indicator": "matmul", "size": 256, "dtype": "float32", "test_path": "x"},
+                            ignore_keys=["test_path"])
+    assert len(history) == total
+    assert [h["value"] for h in history[:3]] == [0.0, 1.0, 2.0]
+    assert [h["value"] for h in history] == sorted(h["value"] for h in history)
+    store.close()
+
+
+def test_server_killed_in_the_middle_of_a_bulk_export_then_replayed_exactly_once(clone, tmp_path):
+    target_port = int(clone.url.rsplit(":", 1)[1])
+    documents = [record("k%04d" % i, float(i), day=i % 300, second=i // 300) for i in range(3000)]
+    proxy = Proxy(target_port, cut_after_bytes=200_000).start()
+    spool = tmp_path / "spool"
+    export = opensearch_export(proxy.url, max_retries=1)
+    outcome = ex.export_documents(documents, export, str(spool), label_fields=["indicator", "size", "dtype"])
+    assert outcome["undelivered"] > 0 and outcome["delivered"] + outcome["undelivered"] == 3000
+    assert outcome["spool_file"] and os.path.exists(outcome["spool_file"])
+    delivered_before = count(clone.url)
+    assert 0 < delivered_before < 3000
+    proxy.cut_after_bytes = None
+    proxy.start()  # the server is back, on the same address
+    replay = ex.replay_spool(str(spool), export, label_fields=["indicator", "size", "dtype"])
+    proxy.stop()
+    assert replay["undelivered"] == 0 and replay["delivered"] == outcome["undelivered"]
+    assert count(clone.url) == 3000
+
+
+def test_unreachable_server_never_hangs(tmp_path):
+    started = time.monotonic()
+    outcome = ex.export_documents([record("u", 1.0)], opensearch_export("http://127.0.0.1:9", max_retries=1),
+                                  str(tmp_path / "spool"))
+    assert time.monotonic() - started < 10
+    assert outcome["undelivered"] == 1 and "opensearch http://127.0.0.1:9" in outcome["reason"]
+
+
+def overrides_for(url=None, sqlite_path=None, **extra):
+    overrides = {}
+    if url:
+        overrides.update({"export.backend": "opensearch", "export.opensearch.hosts": [url],
+                          "export.opensearch.max_retries": 1, "export.timeout_s": 3})
+    if sqlite_path:
+        overrides["export.sqlite.path"] = str(sqlite_path)
+    overrides.update(extra)
+    return json.dumps({"overrides": overrides})
+
+
+def test_play_exports_to_opensearch_with_credentials_that_never_leak(clone, tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=3)
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    password = "pw-Zq81-never-printed"
+    (secrets / "opensearch.yaml").write_text("username: perf\npassword: %s\n" % password)
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-v",
+                       "-e", overrides_for(clone.url, **{"export.opensearch.credentials_file": "opensearch.yaml"}),
+                       env={"PERFSCALE_SECRETS_DIR": str(secrets)})
+    assert run.returncode == 0, run.output
+    assert "kpi_export: 15 KPI and 6 regression document(s) exported to opensearch %s" % clone.url in run.flat
+    assert count(clone.url) == 15 and count(clone.url, "regression") == 6
+    assert password not in run.output
+    assert grep_tree(str(root), password) == []
+
+
+def test_server_down_at_play_end_spools_and_export_playbook_replays_exactly_once(clone, tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=3)
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
+                       "-e", overrides_for("http://127.0.0.1:9"))
+    assert run.returncode == 0, run.output
+    assert "history unavailable" in run.flat
+    assert "kpi_export: 15 document(s) not delivered to opensearch http://127.0.0.1:9" in run.flat
+    spool = root / "kpi_export_spool"
+    assert len(ex.spool_files(str(spool))) == 1
+    replay = run_playbook("playbooks/export.yml", "-e", "spool_dir=%s" % spool, "-e", overrides_for(clone.url))
+    assert replay.returncode == 0, replay.output
+    assert "replayed 1 spool file(s): 15 of 15 document(s) delivered" in replay.flat
+    again = run_playbook("playbooks/export.yml", "-e", "spool_dir=%s" % spool, "-e", overrides_for(clone.url))
+    assert again.returncode == 0 and "replayed 0 spool file(s)" in again.flat
+    assert count(clone.url) == 15
+
+
+def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
+    root = tmp_path / "old-run"
+    trees.make_tree(str(root), points=4, failed=(3,))
+    database = tmp_path / "results.sqlite"
+    for _attempt in range(2):
+        run = run_playbook("playbooks/export.yml", "-e", "results_dir=%s" % root, "-e", overrides_for(sqlite_path=database))
+        assert run.returncode == 0, run.output
+        assert "exported 15 of 15 KPI document(s) of 4 test(s) to sqlite %s" % database in run.flat
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 15
+
+
+def test_export_playbook_needs_one_input():
+    run = run_playbook("playbooks/export.yml")
+    assert run.returncode != 0
+    assert "expected -e results_dir=PATH (export a results tree) or -e spool_dir=PATH (replay a spool)" in run.flat
+
+
+def test_regression_fails_the_test_only_when_configured_and_improvements_never_do(tmp_path):
+    database = tmp_path / "history.sqlite"
+    for _run in range(3):
+        history = tmp_path / ("history-%d" % _run)
+        trees.make_tree(str(history), points=2)
+        assert run_playbook("playbooks/export.yml", "-e", "results_dir=%s" % history,
+                            "-e", overrides_for(sqlite_path=database)).returncode == 0
+    slower = tmp_path / "slower"
+    trees.make_tree(str(slower), points=2, rate_scale=0.7)
+    lenient = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % slower, "-e",
+                           overrides_for(sqlite_path=database, **{"export.enabled": False}))
+    assert lenient.returncode == 0, lenient.output
+    assert "4 regression(s), 0 improvement(s)" in lenient.flat
+    strict = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % slower, "-e",
+                          overrides_for(sqlite_path=database, **{"regression.fail_test_on_regression": True,
+                                                                 "export.enabled": False}))
+    assert strict.returncode != 0
+    assert "4 regression(s), 0 improvement(s)" in strict.flat and "regression_report.html" in strict.flat
+    faster = tmp_path / "faster"
+    trees.make_tree(str(faster), points=2, rate_scale=1.4)
+    improved = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % faster, "-e",
+                            overrides_for(sqlite_path=database, **{"regression.fail_test_on_regression": True}))
+    assert improved.returncode == 0, improved.output
+    assert "0 regression(s), 4 improvement(s)" in improved.flat
+    summary = (faster / "002__plots" / "regression_summary.yaml").read_text()
+    assert "history_points: 3" in summary
+
+
+def test_demo_twice_gives_a_regression_summary_against_the_first_run(tmp_path):
+    database = tmp_path / "demo.sqlite"
+    runs = []
+    for name in ("first", "second"):
+        root = tmp_path / name
+        run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root,
+                           "-e", overrides_for(sqlite_path=database))
+        assert run.returncode == 0, run.output
+        runs.append((root, run))
+    assert "16 KPI(s) without history, in 16 KPI(s) of 8 entries" in runs[0][1].flat
+    assert "kpi_export: 40 KPI and 16 regression document(s) exported to sqlite %s" % database in runs[0][1].flat
+    import yaml
+
+    summary = yaml.safe_load((runs[1][0] / "002__plots" / "regression_summary.yaml").read_text())
+    assert summary["entries_analysed"] == 8 and summary["kpis_analysed"] == 16
+    assert summary["no_history"] == []
+    assert summary["store"] == "sqlite %s" % database
+    verdicts = summary["regressions"] + summary["improvements"]
+    assert all(v["history_points"] == 1 for v in verdicts)
+    report = (runs[1][0] / "002__plots" / "regression_report.html").read_text()
+    assert report.count("method short_history &middot; 1 history point(s)") == 16
