@@ -67,6 +67,15 @@ def test_installed_collection_runs_a_playbook_by_fqcn(installed):
     assert (run_root / "000__host__capture_environment" / "_ansible.log").exists()
 
 
+def test_every_plugin_of_the_collection_is_in_the_doc_test():
+    listed = {name.rsplit(".", 1)[1] for _type, name in PLUGINS}
+    present = set()
+    for kind in ("modules", "lookup", "callback"):
+        present.update(os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "plugins", kind))
+                       if f.endswith(".py") and not f.startswith("__"))
+    assert present == listed
+
+
 def test_ansible_doc_documents_every_role_parameter(installed):
     work, _tarball, collections = installed
     doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", "role", "perfscale.topsail.host_capture_environment"],
@@ -77,12 +86,18 @@ def test_ansible_doc_documents_every_role_parameter(installed):
         assert parameter in doc.stdout
 
 
-@pytest.mark.parametrize("plugin_type,name", [
+PLUGINS = [
     ("module", "perfscale.topsail.resolve_config"), ("module", "perfscale.topsail.artifact_dir"),
     ("module", "perfscale.topsail.write_artifacts"), ("module", "perfscale.topsail.capture_environment"),
+    ("module", "perfscale.topsail.matrix_run"), ("module", "perfscale.topsail.visualize"),
+    ("module", "perfscale.topsail.analyze_regressions"), ("module", "perfscale.topsail.export_results"),
+    ("callback", "perfscale.topsail.kpi_export"),
     ("lookup", "perfscale.topsail.config"), ("lookup", "perfscale.topsail.secret"),
     ("lookup", "perfscale.topsail.command_args"), ("callback", "perfscale.topsail.toolbox_log"),
-])
+]
+
+
+@pytest.mark.parametrize("plugin_type,name", PLUGINS)
 def test_ansible_doc_shows_each_plugin(installed, plugin_type, name):
     work, _tarball, collections = installed
     doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", plugin_type, name],
