@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import regression
@@ -19,21 +19,15 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PerfscaleAction):
+    NAME = "analyze_regressions"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
     _supports_check_mode = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
-        del validation
-        config = task_vars.get("perfscale_config")
+    def execute(self, result, args, task_vars, config):
         plots_dir = args.get("plots_dir") or task_vars.get("perfscale_plots_dir")
-        if config is None or not plots_dir:
-            result.update(failed=True, msg="analyze_regressions: needs the configuration and a plots directory "
-                                           "(run perfscale.topsail.resolve_config and perfscale.topsail.visualize first)")
+        if not plots_dir:
+            result.update(failed=True, msg="analyze_regressions: no plots directory (run perfscale.topsail.visualize first)")
             return result
         try:
             outcome = regression_run.run_regression_analysis(

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ansible.plugins.action import ActionBase
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
@@ -22,18 +22,13 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(PerfscaleAction):
+    NAME = "artifact_dir"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    VALIDATION = dict(required_if=[("state", "open", ["name"])])
+    NEEDS_CONFIG = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(
-            ARGUMENT_SPEC, required_if=[("state", "open", ["name"])]
-        )
-        del validation
+    def execute(self, result, args, task_vars, config):
         current = task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
         stack = list(task_vars.get("perfscale_artifact_dir_stack") or [])
         if not current:

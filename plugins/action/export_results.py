@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ansible.plugins.action import ActionBase
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
@@ -21,21 +21,13 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PerfscaleAction):
+    NAME = "export_results"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    VALIDATION = dict(mutually_exclusive=[("results_dir", "spool_dir")], required_one_of=[("results_dir", "spool_dir")])
     _supports_check_mode = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(
-            ARGUMENT_SPEC, mutually_exclusive=[("results_dir", "spool_dir")], required_one_of=[("results_dir", "spool_dir")])
-        del validation
-        config = task_vars.get("perfscale_config")
-        if config is None:
-            result.update(failed=True, msg="export_results: no effective configuration; run perfscale.topsail.resolve_config first")
-            return result
+    def execute(self, result, args, task_vars, config):
         try:
             export = export_lib.read_export(config)
             if args.get("spool_dir"):

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
@@ -20,21 +20,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(PerfscaleAction):
+    NAME = "matrix_run"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
-        del validation
+    def execute(self, result, args, task_vars, config):
         display = Display()
-        config = task_vars.get("perfscale_config")
-        if config is None:
-            result.update(failed=True, msg="matrix_run: no effective configuration; run perfscale.topsail.resolve_config first")
-            return result
         try:
             plan = benchmark.plan_benchmark(config, args["config_key"])
         except (config_lib.ConfigError, matrix_lib.MatrixError) as exc:

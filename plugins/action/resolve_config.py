@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from ansible import context
-from ansible.plugins.action import ActionBase
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
@@ -52,16 +52,12 @@ def raw_extra_var(name):
     return found
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(PerfscaleAction):
+    NAME = "resolve_config"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    NEEDS_CONFIG = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
-        del validation
+    def execute(self, result, args, task_vars, config):
         for option, variable in TASK_VAR_FALLBACKS.items():
             if args.get(option) in (None, "") and task_vars.get(variable) not in (None, ""):
                 args[option] = self._templar.template(task_vars[variable])

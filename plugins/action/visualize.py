@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
@@ -22,20 +22,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PerfscaleAction):
+    NAME = "visualize"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
     _supports_check_mode = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
-        del validation
-        config = task_vars.get("perfscale_config")
-        if config is None:
-            result.update(failed=True, msg="visualize: no effective configuration; run perfscale.topsail.resolve_config first")
-            return result
+    def execute(self, result, args, task_vars, config):
         results_dir = args.get("results_dir") or task_vars.get("perfscale_run_root")
         if not results_dir:
             result.update(failed=True, msg="visualize: results_dir is required (-e results_dir=PATH)")

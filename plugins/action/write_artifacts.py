@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
 
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_files
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 
@@ -16,16 +16,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(PerfscaleAction):
+    NAME = "write_artifacts"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    NEEDS_CONFIG = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
-        del validation
+    def execute(self, result, args, task_vars, config):
         dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
         if not dest:
             result.update(failed=True, msg="write_artifacts: no dest given and no artifact directory is open "

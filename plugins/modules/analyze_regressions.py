@@ -39,15 +39,14 @@ options:
         which exports them to the results store at the end of the play.
     type: bool
     default: true
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: none
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
 """
 

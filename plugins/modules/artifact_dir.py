@@ -59,16 +59,15 @@ options:
       - With O(state=failed), the error written to C(FAILURE).
     type: str
     default: ""
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: partial
     details: In check mode no directory is created and no FAILURE file written.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
 """
 

@@ -37,12 +37,12 @@ options:
       - Seconds to wait for C(nvidia-smi) before giving up on the GPU inventory.
     type: int
     default: 30
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes.module
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 

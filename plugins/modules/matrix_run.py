@@ -46,16 +46,15 @@ options:
       - Directory in which C(NNN__matbenchmarking) is created or resumed. Defaults to
         the artifact directory currently open.
     type: path
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Check mode is a rehearsal.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
 """
 

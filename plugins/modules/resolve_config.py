@@ -56,16 +56,15 @@ options:
       - Write C(config.yaml) and C(presets_applied) into the run root.
     type: bool
     default: true
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: In check mode the configuration is resolved and nothing is written.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
 notes:
   - Values of the form C(secret:NAME) are references to files of the secrets
