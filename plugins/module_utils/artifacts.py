@@ -186,10 +186,3 @@ def write_failure(directory, message):
         with open(path, encoding="utf-8") as handle:
             text = handle.read() + text
     return write_text_atomic(path, text)
-
-
-def relative_to_root(path, root):
-    try:
-        return os.path.relpath(path, root)
-    except ValueError:
-        return path

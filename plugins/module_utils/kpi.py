@@ -143,13 +143,6 @@ def collect_kpis(functions):
     return definitions
 
 
-def kpis_of_module(module):
-    """Decorated functions of a module, in definition order."""
-    functions = [v for v in vars(module).values() if callable(v) and hasattr(v, KPI_ATTRIBUTE)]
-    functions.sort(key=lambda f: f.__code__.co_firstlineno)
-    return collect_kpis(functions)
-
-
 # --------------------------------------------------------------------------
 # computing
 

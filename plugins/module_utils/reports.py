@@ -69,18 +69,6 @@ def test_rows(entries, payloads):
     return rows
 
 
-def varying_factors(df, exclude=()):
-    """Setting columns whose values differ between rows (NaN counts as a value)."""
-    factors = []
-    for column in df.columns:
-        if column in exclude or column in STATUS_COLUMNS or column == "exit_code":
-            continue
-        values = {"NaN" if is_missing(v) else json.dumps(v, default=str) for v in df[column].tolist()}
-        if len(values) > 1:
-            factors.append(column)
-    return factors
-
-
 def is_missing(value):
     """None or NaN (pandas fills gaps with NaN)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
