@@ -10,13 +10,12 @@ BIN = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-# the tests never write into the user's results store (~/.local/share/perfscale-topsail)
-TEST_DATA_HOME = tempfile.mkdtemp(prefix="perfscale-test-data-")
-
-
 def ansible_env(extra=None):
     env = dict(os.environ)
-    env["XDG_DATA_HOME"] = TEST_DATA_HOME
+    # each playbook run gets an empty results store of its own (never the user's
+    # ~/.local/share/perfscale-topsail, never another test's): a test that wants
+    # history names its SQLite file with export.sqlite.path
+    env["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="perfscale-test-data-")
     env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
     env["ANSIBLE_CONFIG"] = os.path.join(REPO, "ansible.cfg")
     env["ANSIBLE_ROLES_PATH"] = os.path.join(HERE, "roles")
