@@ -227,3 +227,20 @@ def test_demo_twice_gives_a_regression_summary_against_the_first_run(tmp_path):
     assert all(v["history_points"] == 1 for v in verdicts)
     report = (runs[1][0] / "002__plots" / "regression_report.html").read_text()
     assert report.count("method short_history &middot; 1 history point(s)") == 16
+
+
+def test_callback_options_from_the_environment_override_the_export_section(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    configured = tmp_path / "configured.sqlite"
+    chosen = tmp_path / "from-env.sqlite"
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
+                       "-e", overrides_for(sqlite_path=configured),
+                       env={"PERFSCALE_EXPORT_SQLITE_PATH": str(chosen)})
+    assert run.returncode == 0, run.output
+    assert "exported to sqlite %s" % chosen in run.flat
+    with sqlite3.connect(chosen) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 10
+    assert configured.exists()  # read for the history of the regression step, not written by the export
+    with sqlite3.connect(configured) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
