@@ -36,10 +36,7 @@ class ActionModule(PerfscaleAction):
                     outcome["files"], outcome["delivered"], outcome["documents"], outcome["store"] or export["backend"])
             else:
                 summary = postprocess.visualize(args["results_dir"], config, task_vars.get("perfscale_presets_applied") or [])
-                with open(summary["kpi_records_file"], encoding="utf-8") as handle:
-                    import json
-
-                    documents = export_lib.kpi_documents(json.load(handle))
+                documents = export_lib.load_bundle_documents({"kind": "kpi", "file": summary["kpi_records_file"]})
                 outcome = export_lib.export_documents(
                     documents, export, os.path.join(summary["results_dir"], export_lib.SPOOL_DIRNAME), config,
                     summary["label_fields"])

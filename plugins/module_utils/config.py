@@ -78,14 +78,19 @@ def parse_yaml_text(text, source):
         raise ConfigError("%s: malformed YAML: %s" % (source, " ".join(str(exc).split()))) from None
 
 
-def load_config_document(path):
-    """Read a configuration document; it must be a YAML mapping."""
+def load_yaml_file(path, what):
+    """YAML of a file; an unreadable file or malformed YAML names ``what`` and the path."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as exc:
-        raise ConfigError("config file %s: cannot be read: %s" % (path, exc.strerror or exc)) from None
-    document = parse_yaml_text(text, "config file %s" % path)
+        raise ConfigError("%s %s: cannot be read: %s" % (what, path, exc.strerror or exc)) from None
+    return parse_yaml_text(text, "%s %s" % (what, path))
+
+
+def load_config_document(path):
+    """Read a configuration document; it must be a YAML mapping."""
+    document = load_yaml_file(path, "config file")
     if not isinstance(document, dict):
         raise ConfigError(
             "config file %s: expected a YAML mapping of sections, got %s" % (path, type(document).__name__)
@@ -255,12 +260,7 @@ def parse_overrides(value, source="overrides"):
 
 
 def load_overrides_file(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise ConfigError("overrides file %s: cannot be read: %s" % (path, exc.strerror or exc)) from None
-    return parse_overrides(parse_yaml_text(text, "overrides file %s" % path), source="overrides file %s" % path)
+    return parse_overrides(load_yaml_file(path, "overrides file"), source="overrides file %s" % path)
 
 
 def apply_overrides(config, overrides, source="overrides"):

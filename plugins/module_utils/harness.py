@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import perf_indicator
+
 REQUIRED_KEYS = (("name", str), ("framework", str), ("@parameters", dict), ("@result", dict))
 
 EXIT_TIMEOUT = 124          # as coreutils timeout
@@ -161,8 +163,5 @@ def harness_environment(settings, base=None, threads=None):
     """Environment of a harness: the settings as JSON and the thread limits."""
     env = dict(os.environ if base is None else base)
     env["PERFSCALE_SETTINGS"] = json.dumps(settings, sort_keys=True, default=str)
-    if threads:
-        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                     "VECLIB_MAXIMUM_THREADS"):
-            env[name] = str(threads)
+    perf_indicator.apply_thread_settings(threads, env)
     return env
