@@ -53,11 +53,12 @@ def run_regression_analysis(plots_dir, config, run_root, environ=None):
     except workload_lib.WorkloadError as exc:
         raise RegressionRunError(str(exc)) from None
     settings = regression_analysis.effective_settings(section, workload.regression)
+    label_fields = list(workload.labels_model().model_fields)
     payloads = load_payloads(plots_dir)
     store = None
     try:
         store = results_store.open_store(export, config, environ)
-        store.ensure_schema(list(workload.labels_model().model_fields))
+        store.ensure_schema(label_fields)
         summary, records, details = regression_analysis.analyse(payloads, store, settings, workload.name)
     except results_store.StoreError as exc:
         # graceful degradation, explicit: no verdict without history, the reason is reported
@@ -69,5 +70,5 @@ def run_regression_analysis(plots_dir, config, run_root, environ=None):
     records_path = artifacts.write_json_atomic(os.path.join(plots_dir, RECORDS_FILE), records)
     report = reports.write_regression_report(plots_dir, summary, details)
     bundle = export_lib.make_bundle("regression", records_path, config, run_root,
-                                    list(workload.labels_model().model_fields)) if export["enabled"] and records else None
+                                    label_fields) if export["enabled"] and records else None
     return {"summary": summary, "report": report, "bundle": bundle}

@@ -370,17 +370,19 @@ def parse_test(test_dir, walk):
     cache = None if ignore_cache else load_cache(test_dir, walk.fingerprint, cache_warnings, walk.stat)
     if cache is not None:
         own, exit_code, uuid = cache["settings"], cache["exit_code"], cache["uuid"]
+        settings = walk.settings.merged(test_dir, own)
         results = cache["results"]
         warnings.extend(cache.get("warnings", []))
         from_cache = True
     else:
         own = walk.settings.own(test_dir)
+        settings = walk.settings.merged(test_dir, own)
         exit_code, uuid = _parse_identity(test_dir, warnings)
         workload = walk.workload
         context = ParseContext(test_dir, walk.results_dir,
                                resolve_artifact_paths(test_dir, walk.results_dir, workload.artifact_dirnames, walk.globs),
                                workload.important_files)
-        results = workload.parse_once(context, walk.settings.merged(test_dir)) or {}
+        results = workload.parse_once(context, settings) or {}
         warnings.extend(context.warnings)
         for name in (SETTINGS_FILE, EXIT_CODE_FILE, UUID_FILE):
             context.files_read[name] = _file_state(os.path.join(test_dir, name))
@@ -390,8 +392,8 @@ def parse_test(test_dir, walk):
             warnings.append("%s: parse cache could not be written (read-only tree?)" % test_dir)
         from_cache = False
     warnings = cache_warnings + warnings
-    entry = Entry(test_dir, os.path.relpath(test_dir, walk.results_dir), walk.settings.merged(test_dir, own),
-                  exit_code, uuid, results, warnings, from_cache)
+    entry = Entry(test_dir, os.path.relpath(test_dir, walk.results_dir), settings, exit_code, uuid, results, warnings,
+                  from_cache)
     walk.workload.parse_always(entry)
     return entry
 
