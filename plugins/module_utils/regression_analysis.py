@@ -113,10 +113,16 @@ def _ignored(labels, ignored_entries):
 
 
 def _sort_key(sorting_keys):
+    """Report order: each sorting key (numbers by value, then text, missing last), then the test path."""
+    def rank(value):
+        if value is None:
+            return (2, 0, "")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (0, value, "")
+        return (1, 0, str(value))
+
     def key(item):
-        labels = item["labels"]
-        return tuple((labels.get(k) is None, str(labels.get(k)) if not isinstance(labels.get(k), (int, float))
-                      else "%020.6f" % labels.get(k)) for k in sorting_keys) + (item["test_path"],)
+        return tuple(rank(item["labels"].get(k)) for k in sorting_keys) + (item["test_path"],)
     return key
 
 

@@ -93,3 +93,13 @@ def test_history_unavailable_summary_says_why():
     summary = ra.history_unavailable([payload("a", 256, 1.0, 1.0)], settings(), "connection refused")
     assert summary["entries_analysed"] == 0
     assert summary["not_analysed"][0]["reason"] == "history unavailable: connection refused"
+
+
+def test_entries_are_reported_in_sorting_key_order_numbers_by_value(tmp_path):
+    empty = rs.SQLiteStore(tmp_path / "empty.sqlite")
+    empty.ensure_schema()
+    sizes = [3, -1, None, -2, 10]
+    payloads = [payload("s%d" % i, size, 1.0, 1.0) for i, size in enumerate(sizes)]
+    _summary, _records, details = ra.analyse(payloads, empty, settings(), "w")
+    assert [d["labels"]["size"] for d in details] == [-2, -1, 3, 10, None]
+    empty.close()
