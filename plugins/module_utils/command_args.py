@@ -23,6 +23,7 @@ returns the parameters, ``extra`` winning. A value still equal to
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 
@@ -72,7 +73,7 @@ def _jinja_environment():
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # nosec B701 - renders YAML, not HTML
     env.filters["raise_exception"] = raise_exception
     env.filters["or_env"] = or_env
-    env.filters["to_json"] = __import__("json").dumps
+    env.filters["to_json"] = json.dumps
     return env
 
 

@@ -31,6 +31,8 @@ KINDS = ("kpi", "regression")
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
                  "@timestamp", "workload", "doc_id", "kind")
 DEFAULT_TIMEOUT = 10.0
+# fields OpenSearch indexes with their own type; every other scalar is a keyword label
+NATIVE_FIELDS = ("value", "@timestamp", "higher_is_better", "ignored_for_regression")
 
 
 class StoreError(Exception):
@@ -321,10 +323,12 @@ class OpenSearchStore(ResultsStore):
 
     @staticmethod
     def _source(document):
-        source = {k: (str(v) if k not in ("value", "@timestamp", "higher_is_better", "ignored_for_regression")
-                      and not isinstance(v, (str, bool)) and v is not None and not isinstance(v, (dict, list)) else v)
-                  for k, v in document.items()}
-        return source
+        """The document as indexed: numeric labels become strings (labels are keywords)."""
+        def indexed(key, value):
+            if key in NATIVE_FIELDS or value is None or isinstance(value, (str, bool, dict, list)):
+                return value
+            return str(value)
+        return {k: indexed(k, v) for k, v in document.items()}
 
     def write(self, documents):
         result = WriteResult()
