@@ -8,10 +8,7 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression_run
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import step
 
 ARGUMENT_SPEC = dict(
     plots_dir=dict(type="path"),
@@ -29,13 +26,7 @@ class ActionModule(PerfscaleAction):
         if not plots_dir:
             result.update(failed=True, msg="analyze_regressions: no plots directory (run perfscale.topsail.visualize first)")
             return result
-        try:
-            outcome = regression_run.run_regression_analysis(
-                plots_dir, config, run_root=task_vars.get("perfscale_run_root") or plots_dir)
-        except (config_lib.ConfigError, regression.RegressionError, regression_run.RegressionRunError,
-                artifacts.ArtifactError, OSError) as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+        outcome = step.run_regression_analysis(plots_dir, config, run_root=task_vars.get("perfscale_run_root") or plots_dir)
         summary = outcome["summary"]
         if outcome.get("skipped"):
             result.update(changed=False, skipped=True, msg="regression analysis disabled (regression.enabled)")

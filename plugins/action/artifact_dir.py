@@ -33,12 +33,8 @@ class ActionModule(PerfscaleAction):
         stack = list(task_vars.get("perfscale_artifact_dir_stack") or [])
         if not current:
             current = artifacts.resolve_run_root()
-        try:
-            handler = getattr(self, "_%s" % args["state"])
-            return handler(result, args, current, stack)
-        except (artifacts.ArtifactError, OSError) as exc:
-            result.update(failed=True, msg="artifact directory under %s: %s" % (current, exc))
-            return result
+        handler = getattr(self, "_%s" % args["state"])
+        return handler(result, args, current, stack)
 
     def _open(self, result, args, current, stack):
         name = args["name"] + ("_" + args["suffix"] if args["suffix"] else "")

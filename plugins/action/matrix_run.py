@@ -8,9 +8,7 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
 
 ARGUMENT_SPEC = dict(
@@ -26,11 +24,7 @@ class ActionModule(PerfscaleAction):
 
     def execute(self, result, args, task_vars, config):
         display = Display()
-        try:
-            plan = benchmark.plan_benchmark(config, args["config_key"])
-        except (config_lib.ConfigError, matrix_lib.MatrixError) as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+        plan = benchmark.plan_benchmark(config, args["config_key"])
 
         rehearsal = plan.section["rehearsal"] if args.get("rehearsal") is None else args["rehearsal"]
         if rehearsal or self._task.check_mode:
@@ -49,11 +43,7 @@ class ActionModule(PerfscaleAction):
         def show(progress):
             display.display(matrix_lib.format_progress(progress))
 
-        try:
-            summary = benchmark.run_benchmark(plan, dest, on_progress=show)
-        except (artifacts.ArtifactError, OSError) as exc:
-            result.update(failed=True, msg="matrix_run: %s" % exc)
-            return result
+        summary = benchmark.run_benchmark(plan, dest, on_progress=show)
         ran = summary["succeeded"] + summary["failed"]
         result.update(
             changed=ran > 0,

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 
+from ansible import constants as C
 from ansible import context
+from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
 
 ARGUMENT_SPEC = dict(
@@ -33,6 +36,10 @@ TASK_VAR_FALLBACKS = dict(
     overrides_file="overrides_file",
     artifact_dir="artifact_dir",
 )
+
+# inventory variables (group_vars / host_vars) applied before -e preset / -e overrides
+INVENTORY_VARS = dict(presets="perfscale_presets", overrides="perfscale_overrides")
+TOOLBOX_LOG_CALLBACK = "perfscale.topsail.toolbox_log"
 
 COLLECTION_ROOT = collection_info.collection_root_from(__file__, 3)
 
@@ -64,27 +71,32 @@ class ActionModule(PerfscaleAction):
                 if option == "overrides" and isinstance(args[option], str):
                     args[option] = raw_extra_var(variable) or args[option]
 
+        inventory = {option: self._templar.template(task_vars[variable])
+                     for option, variable in INVENTORY_VARS.items() if task_vars.get(variable) not in (None, "")}
         config_file = args.get("config_file") or config_lib.default_config_path(COLLECTION_ROOT)
-        try:
-            resolved = run_context.resolve_for_run(
-                os.path.abspath(os.path.expanduser(config_file)),
-                presets=args.get("presets"),
-                overrides=args.get("overrides"),
-                overrides_file=args.get("overrides_file"),
-            )
-        except config_lib.ConfigError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+        resolved = config_lib.resolve_config(
+            os.path.abspath(os.path.expanduser(config_file)),
+            presets=args.get("presets"),
+            overrides=args.get("overrides"),
+            overrides_file=args.get("overrides_file"),
+            inventory_presets=inventory.get("presets"),
+            inventory_overrides=inventory.get("overrides"),
+        )
+        # every section, the matrix plan and the workload: a mistake fails here, before any work
+        config_schema.validate_config(resolved.config)
+        display = Display()
+        for warning in resolved.warnings:
+            display.warning(warning)
+        if TOOLBOX_LOG_CALLBACK not in (C.CALLBACKS_ENABLED or ()) and not task_vars.get("perfscale_run_root"):
+            display.warning("%s is not enabled: toolbox command directories get no _ansible.log; enable it with "
+                            "ANSIBLE_CALLBACKS_ENABLED=%s (or callbacks_enabled in ansible.cfg)"
+                            % (TOOLBOX_LOG_CALLBACK, TOOLBOX_LOG_CALLBACK))
 
         explicit_root = args.get("artifact_dir") or task_vars.get("perfscale_run_root")
         run_root = artifacts.resolve_run_root(explicit_root)
         written = {}
         if args["write"] and not self._task.check_mode:
-            try:
-                written = run_context.record_run_config(run_root, resolved)
-            except (artifacts.ArtifactError, OSError) as exc:
-                result.update(failed=True, msg="artifact directory %s: %s" % (run_root, exc))
-                return result
+            written = run_context.record_run_config(run_root, resolved)
 
         # resolving again in the same run (an imported playbook) keeps the
         # directory that is currently open
@@ -97,6 +109,7 @@ class ActionModule(PerfscaleAction):
             changed=bool(written),
             config_file=resolved.source,
             presets_applied=resolved.presets_applied,
+            inventory=resolved.inventory,
             run_root=run_root,
             written=written,
             ansible_facts=dict(

@@ -8,11 +8,8 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
 
 ARGUMENT_SPEC = dict(
     results_dir=dict(type="path"),
@@ -32,13 +29,8 @@ class ActionModule(PerfscaleAction):
         if not results_dir:
             result.update(failed=True, msg="visualize: results_dir is required (-e results_dir=PATH)")
             return result
-        try:
-            summary = postprocess.visualize(results_dir, config, task_vars.get("perfscale_presets_applied") or [],
-                                            plots_name=args["plots_name"], strict=args.get("strict"))
-        except (postprocess.PostProcessError, config_lib.ConfigError, reports_lib.ReportError,
-                artifacts.ArtifactError, OSError) as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+        summary = postprocess.visualize(results_dir, config, task_vars.get("perfscale_presets_applied") or [],
+                                        plots_name=args["plots_name"], strict=args.get("strict"))
         Display().display("reports: %s" % summary["index"])
         result.update(
             changed=True,
@@ -51,12 +43,7 @@ class ActionModule(PerfscaleAction):
                 summary["index"]),
         )
         if args["export"] and summary["kpi_records"]:
-            try:
-                export = export_lib.read_export(config)
-            except config_lib.ConfigError as exc:
-                result.update(failed=True, msg=str(exc))
-                return result
-            if export["enabled"]:
+            if export_lib.read_export(config)["enabled"]:
                 result["perfscale_export"] = export_lib.make_bundle(
                     "kpi", summary["kpi_records_file"], config, task_vars.get("perfscale_run_root") or results_dir,
                     summary["label_fields"])

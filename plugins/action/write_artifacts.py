@@ -7,7 +7,6 @@ from __future__ import annotations
 
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_files
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 
 ARGUMENT_SPEC = dict(
@@ -27,12 +26,8 @@ class ActionModule(PerfscaleAction):
             result.update(failed=True, msg="write_artifacts: no dest given and no artifact directory is open "
                                            "(run perfscale.topsail.resolve_config first)")
             return result
-        try:
-            planned = artifact_files.plan_files(dest, args["files"])
-            if not self._task.check_mode:
-                artifact_files.write_planned(planned)
-        except (artifacts.ArtifactError, OSError, ValueError) as exc:
-            result.update(failed=True, msg="write_artifacts: %s" % exc)
-            return result
+        planned = artifacts.plan_files(dest, args["files"])
+        if not self._task.check_mode:
+            artifacts.write_planned(planned)
         result.update(changed=not self._task.check_mode, dest=dest, files=[path for path, _text in planned])
         return result

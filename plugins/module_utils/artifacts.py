@@ -21,17 +21,20 @@ import os
 import re
 import tempfile
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ArtifactError
+
 INDEX_DIGITS = 3
 INDEXED_NAME = re.compile(r"^(\d+)__(.+)$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]+")
 
+# toolbox directories
 FAILURE_FILE = "FAILURE"
 PARAMS_FILE = "_params.yaml"
 LOG_FILE = "_ansible.log"
-
-
-class ArtifactError(ValueError):
-    """An artifact directory problem, with a one-line message."""
+# a test root (a matrix point): its settings, its exit code, its identity
+SETTINGS_FILE = "settings.yaml"
+EXIT_CODE_FILE = "exit_code"
+UUID_FILE = ".uuid"
 
 
 def sanitize_name(name):
@@ -91,6 +94,11 @@ class _DirectoryLock:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
         finally:
             os.close(self.fd)
+
+
+def index_digits(count):
+    """Digits of the indexes of ``count`` directories made at once (at least ``INDEX_DIGITS``)."""
+    return max(INDEX_DIGITS, len(str(max(count - 1, 0))))
 
 
 def next_index(parent):
@@ -176,6 +184,39 @@ def write_json_atomic(path, data):
 
 def write_yaml_atomic(path, data):
     return write_text_atomic(path, dump_yaml(data))
+
+
+def serialize(relpath, content):
+    """Text of a file: mappings/lists as JSON (``.json``) or YAML (``.yaml``/``.yml``)."""
+    extension = os.path.splitext(relpath)[1].lower()
+    if extension == ".json":
+        return json.dumps(to_plain(content), indent=2) + "\n"
+    if extension in (".yaml", ".yml"):
+        return dump_yaml(content)
+    if isinstance(content, (dict, list)):
+        raise ArtifactError("file %s: structured content needs a .json, .yaml or .yml name" % relpath)
+    text = "" if content is None else str(content)
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def plan_files(dest, files):
+    """Validate names and serialize every file before anything is written: [(path, text)]."""
+    root = os.path.abspath(dest)
+    planned = []
+    for relpath, content in files.items():
+        relpath = str(relpath)
+        target = os.path.abspath(os.path.join(root, relpath))
+        if os.path.isabs(relpath) or not target.startswith(root + os.sep):
+            raise ArtifactError("file name %r must be a relative path inside %s" % (relpath, root))
+        planned.append((target, serialize(relpath, content)))
+    return planned
+
+
+def write_planned(planned):
+    """Write what ``plan_files`` planned (each file whole, via a temporary name)."""
+    for target, text in planned:
+        write_text_atomic(target, text)
+    return [target for target, _text in planned]
 
 
 def write_failure(directory, message):

@@ -27,12 +27,10 @@ import json
 import os
 import re
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError, ConfigError
+
 PLACEHOLDER = "SET_AT_RUNTIME"
 _ENTRY = re.compile(r"^(?:(?P<prefix>[A-Za-z0-9_.-]+)/)?(?P<group>[A-Za-z0-9_]+) (?P<command>[A-Za-z0-9_]+)(?:/(?P<suffix>[A-Za-z0-9_.-]+))?$")
-
-
-class CommandArgsError(ValueError):
-    """A problem with command arguments, with a one-line message."""
 
 
 def entry_key(group, command, prefix=None, suffix=None):
@@ -81,7 +79,7 @@ def render_command_args(template_text, config, source="command_args.yml.j2"):
     """Render the template against the configuration and parse the YAML result."""
     import jinja2
 
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import ConfigError, parse_yaml_text
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import parse_yaml_text
 
     env = _jinja_environment()
     context = {k: v for k, v in config.items() if isinstance(k, str)}

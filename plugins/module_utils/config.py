@@ -4,7 +4,7 @@
 """Configuration documents, presets and overrides.
 
 A configuration document is a YAML mapping with top-level sections (``tests``,
-``matbench``, ``export``...) and a ``ci_presets`` section. A preset maps dotted
+``postprocess``, ``export``...) and a ``ci_presets`` section. A preset maps dotted
 keys to values; ``extends: [a, b]`` applies other presets at its position.
 
 Rules (see docs/configuration.md):
@@ -25,12 +25,13 @@ import difflib
 import json
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
+
 PRESETS_SECTION = "ci_presets"
 EXTENDS_KEY = "extends"
 
-
-class ConfigError(ValueError):
-    """A configuration problem, with a one-line message for the user."""
+# sections renamed in this release: the old name is accepted, with a warning
+RENAMED_SECTIONS = {"matbench": "postprocess"}
 
 
 # --------------------------------------------------------------------------
@@ -88,8 +89,12 @@ def load_yaml_file(path, what):
     return parse_yaml_text(text, "%s %s" % (what, path))
 
 
-def load_config_document(path):
-    """Read a configuration document; it must be a YAML mapping."""
+def load_config_document(path, warnings=None):
+    """Read a configuration document; it must be a YAML mapping.
+
+    A section under a name of ``RENAMED_SECTIONS`` is moved to its new name,
+    with a one-line warning appended to ``warnings``.
+    """
     document = load_yaml_file(path, "config file")
     if not isinstance(document, dict):
         raise ConfigError(
@@ -100,7 +105,42 @@ def load_config_document(path):
         document[PRESETS_SECTION] = {}
     elif not isinstance(presets, dict):
         raise ConfigError("config file %s: '%s' must be a mapping of preset names" % (path, PRESETS_SECTION))
+    return migrate_renamed_sections(document, "config file %s" % path, warnings)
+
+
+def migrate_renamed_sections(document, source, warnings=None):
+    """Move sections (and preset keys) from their old names to the new ones."""
+    for old, new in RENAMED_SECTIONS.items():
+        if old not in document:
+            continue
+        if new in document:
+            raise ConfigError("%s: has both '%s' and its new name '%s'; keep '%s' only" % (source, old, new, new))
+        document = {(new if key == old else key): value for key, value in document.items()}
+        _warn(warnings, "%s: section '%s' is deprecated, renamed '%s' (the old name is accepted for one release)"
+              % (source, old, new))
+    presets = document.get(PRESETS_SECTION) or {}
+    for name, preset in presets.items():
+        if isinstance(preset, dict):
+            presets[name] = migrate_renamed_keys(preset, "preset '%s'" % name, warnings)
     return document
+
+
+def migrate_renamed_keys(mapping, source, warnings=None):
+    """Dotted keys under a renamed section get the section's new name (with a warning)."""
+    migrated = {}
+    for key, value in mapping.items():
+        head, sep, rest = str(key).partition(".")
+        if head in RENAMED_SECTIONS:
+            new_key = RENAMED_SECTIONS[head] + sep + rest
+            _warn(warnings, "%s: key '%s' is deprecated, use '%s'" % (source, key, new_key))
+            key = new_key
+        migrated[key] = value
+    return migrated
+
+
+def _warn(warnings, message):
+    if warnings is not None and message not in warnings:
+        warnings.append(message)
 
 
 # --------------------------------------------------------------------------
@@ -186,8 +226,8 @@ def set_dotted(tree, key, value, origin="override"):
 # presets
 
 
-def parse_preset_names(value):
-    """Accept None, '', 'a', 'a,b', ['a', 'b'] (CLI, AWX survey or YAML)."""
+def parse_preset_names(value, source="preset"):
+    """Accept None, '', 'a', 'a,b', ['a', 'b'] (CLI, AWX survey, YAML or inventory)."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -196,10 +236,10 @@ def parse_preset_names(value):
         items = []
         for item in value:
             if not isinstance(item, str):
-                raise ConfigError("preset: expected preset names (strings), got %r" % (item,))
+                raise ConfigError("%s: expected preset names (strings), got %r" % (source, item))
             items.extend(item.split(","))
     else:
-        raise ConfigError("preset: expected a name or a comma-separated list of names, got %r" % (value,))
+        raise ConfigError("%s: expected a name or a comma-separated list of names, got %r" % (source, value))
     return [item.strip() for item in items if item.strip()]
 
 
@@ -274,84 +314,55 @@ def apply_overrides(config, overrides, source="overrides"):
 class ResolvedConfig:
     """The effective configuration and how it was obtained."""
 
-    def __init__(self, config, presets_requested, presets_applied, source, overrides):
+    def __init__(self, config, presets_applied, source, overrides, inventory=None, warnings=None):
         self.config = config
-        self.presets_requested = presets_requested
         self.presets_applied = presets_applied
         self.source = source
         self.overrides = overrides
-
-    def as_dict(self):
-        return {
-            "config": self.config,
-            "presets_requested": self.presets_requested,
-            "presets_applied": self.presets_applied,
-            "source": self.source,
-            "overrides": self.overrides,
-        }
+        self.inventory = inventory or {"presets": [], "overrides": {}}
+        self.warnings = warnings or []
 
 
-def resolve_config(document, presets=None, overrides=None, overrides_file=None, source="<memory>"):
-    """Apply presets then overrides (file first, then inline) to a document.
+def resolve_config(document, presets=None, overrides=None, overrides_file=None, source="<memory>",
+                   inventory_presets=None, inventory_overrides=None):
+    """The effective configuration of a document, in this order (the later wins):
+
+    1. the document's own values;
+    2. ``inventory_presets`` then ``inventory_overrides`` (inventory variables
+       ``perfscale_presets`` / ``perfscale_overrides``: per-lab, per-cluster settings);
+    3. ``presets`` (``-e preset=``), then ``overrides_file``, then ``overrides``
+       (``-e overrides=``).
 
     ``document`` is a mapping (already loaded) or a path. The result does not
     contain the ``ci_presets`` section. Nothing is modified in place.
     """
+    warnings = []
     if not isinstance(document, dict):
         source = str(document)
-        document = load_config_document(document)
-    names = parse_preset_names(presets)
+        document = load_config_document(document, warnings)
+    else:
+        document = migrate_renamed_sections(copy.deepcopy(document), source, warnings)
     config = copy.deepcopy({k: v for k, v in document.items() if k != PRESETS_SECTION})
     applied = []
-    for name in names:
+    inventory_names = parse_preset_names(inventory_presets, source="perfscale_presets")
+    for name in inventory_names:
+        apply_preset(config, document, name, applied)
+    inventory = migrate_renamed_keys(parse_overrides(inventory_overrides, source="perfscale_overrides"),
+                                     "perfscale_overrides", warnings)
+    apply_overrides(config, inventory, source="perfscale_overrides (inventory)")
+    for name in parse_preset_names(presets):
         apply_preset(config, document, name, applied)
     merged_overrides = {}
     if overrides_file:
-        file_overrides = load_overrides_file(overrides_file)
+        file_overrides = migrate_renamed_keys(load_overrides_file(overrides_file), "overrides file %s" % overrides_file,
+                                              warnings)
         apply_overrides(config, file_overrides, source="overrides file %s" % overrides_file)
         merged_overrides.update(file_overrides)
-    inline = parse_overrides(overrides)
+    inline = migrate_renamed_keys(parse_overrides(overrides), "overrides", warnings)
     apply_overrides(config, inline)
     merged_overrides.update(inline)
-    return ResolvedConfig(config, names, applied, source, merged_overrides)
-
-
-def dump_yaml(data):
-    """YAML text for an effective configuration (keys kept in document order)."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils.artifacts import dump_yaml as _dump
-
-    return _dump(data)
-
-
-def validate_section(config, section, model):
-    """Validate ``config[section]`` with a pydantic model (extra keys forbidden).
-
-    Returns the model instance. A misspelt or wrongly typed key is a
-    ConfigError naming the section and the key.
-    """
-    import pydantic
-
-    data = get_dotted(config, section)
-    try:
-        return model.model_validate(data)
-    except pydantic.ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            location = ".".join(str(part) for part in error.get("loc", ()))
-            key = "%s.%s" % (section, location) if location else section
-            if error.get("type") == "extra_forbidden":
-                known = sorted(getattr(model, "model_fields", {}))
-                parent = model
-                for part in error.get("loc", ())[:-1]:
-                    field = getattr(parent, "model_fields", {}).get(part)
-                    parent = getattr(field, "annotation", None)
-                known = sorted(getattr(parent, "model_fields", {}) or known)
-                hint = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
-                suffix = " (did you mean '%s'?)" % hint[0] if hint else ""
-                problems.append("unknown key '%s'%s" % (key, suffix))
-            else:
-                problems.append("'%s': %s" % (key, error.get("msg", "invalid value")))
-        raise ConfigError("config section '%s' is invalid: %s" % (section, "; ".join(problems))) from None
+    return ResolvedConfig(config, applied, source, merged_overrides,
+                          inventory={"presets": inventory_names, "overrides": inventory}, warnings=warnings)
 
 
 def default_config_path(collection_root):

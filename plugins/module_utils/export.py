@@ -20,19 +20,34 @@ import os
 import shutil
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_store
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ArtifactError, ExportError, StoreError
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 
 SPOOL_DIRNAME = "kpi_export_spool"
 REPLAYED_DIRNAME = "replayed"
 SPOOL_SUFFIX = ".jsonl"
+REPLAY_COMMAND = "ansible-playbook perfscale.topsail.export -e spool_dir=%s"
 
 
-class ExportError(ValueError):
-    """Bad export input (one line)."""
+def _comma_list(text):
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+# environment variables that override the export section, for every reader of it
+# (the history look-up of the regression step and the export itself)
+ENV_OVERRIDES = (
+    ("PERFSCALE_EXPORT_BACKEND", ("backend",), str),
+    ("PERFSCALE_EXPORT_SQLITE_PATH", ("sqlite", "path"), str),
+    ("PERFSCALE_EXPORT_OPENSEARCH_HOSTS", ("opensearch", "hosts"), _comma_list),
+    ("PERFSCALE_EXPORT_TIMEOUT", ("timeout_s",), float),
+)
 
 
 def kpi_documents(records):
-    return [results_store.kpi_document(record) for record in records]
+    return [stores_base.kpi_document(record) for record in records]
 
 
 def load_bundle_documents(bundle):
@@ -98,10 +113,10 @@ def deliver(documents, export, config=None, label_fields=(), environ=None):
         return [], [], None, None
     store = None
     try:
-        store = results_store.open_store(export, config, environ)
+        store = stores.open_store(export, config, environ)
         store.ensure_schema(label_fields)
         result = store.write(documents)
-    except results_store.StoreError as exc:
+    except StoreError as exc:
         return [], list(documents), str(exc), store.describe() if store else export["backend"]
     finally:
         if store is not None:
@@ -121,7 +136,7 @@ def export_documents(documents, export, spool_dir, config=None, label_fields=(),
     path = spool_path(spool_dir)
     try:
         write_spool(path, documents)  # write-ahead: nothing is lost from here on
-    except (OSError, artifacts.ArtifactError) as exc:
+    except (OSError, ArtifactError) as exc:
         path = None  # still try to deliver; what fails cannot be kept, and that is reported
         outcome["spool_error"] = "spool %s cannot be written: %s" % (spool_dir, exc)
     delivered, undelivered, reason, description = deliver(documents, export, config, label_fields, environ)
@@ -171,11 +186,26 @@ def replay_spool(spool_dir, export, config=None, label_fields=(), environ=None):
 # configuration and bundles
 
 
-def read_export(config):
-    """The validated ``export`` section."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+def read_export(config, environ=None):
+    """The validated ``export`` section, with the ``PERFSCALE_EXPORT_*`` environment
+    overrides applied (and validated): the one place the store is resolved."""
+    import copy
 
-    return config_lib.validate_section(config, "export", results_store.export_model()).model_dump()
+    environ = os.environ if environ is None else environ
+    section = copy.deepcopy(config_lib.get_dotted(config, "export"))
+    for variable, path, convert in ENV_OVERRIDES:
+        text = environ.get(variable)
+        if not text:
+            continue
+        try:
+            value = convert(text)
+        except ValueError:
+            raise ExportError("%s=%r: not a valid value for export.%s" % (variable, text, ".".join(path))) from None
+        node = section
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return config_schema.validate_section({"export": section}, "export", config_schema.export_model()).model_dump()
 
 
 def make_bundle(kind, path, config, run_root, label_fields=()):
@@ -192,3 +222,48 @@ def make_bundle(kind, path, config, run_root, label_fields=()):
         "spool_dir": os.path.join(run_root, SPOOL_DIRNAME),
         "label_fields": list(label_fields),
     }
+
+
+def export_bundles(bundles, environ=None):
+    """Export what the tasks of a play handed over (the play-end export).
+
+    Never raises for store problems: what is not delivered stays in the
+    bundle's spool, and a warning says how to replay it. Returns counts, the
+    warnings, a message and ``exported`` (the bundle files handled, so that the
+    ``kpi_export`` callback does not export them a second time).
+    """
+    environ = os.environ if environ is None else environ
+    outcome = {"kpi": 0, "regression": 0, "delivered": 0, "undelivered": 0, "store": None, "warnings": [],
+               "exported": [], "spools": []}
+    reasons = []
+    for bundle in bundles or []:
+        if not isinstance(bundle, dict) or not bundle.get("file"):
+            continue
+        spool_dir = environ.get("PERFSCALE_EXPORT_SPOOL_DIR") or bundle["spool_dir"]
+        try:
+            documents = load_bundle_documents(bundle)
+        except ExportError as exc:
+            outcome["warnings"].append("kpi_export: %s" % exc)
+            continue
+        result = export_documents(documents, bundle["export"], spool_dir, bundle.get("secrets"),
+                                  bundle.get("label_fields") or ())
+        outcome["exported"].append(bundle["file"])
+        outcome[bundle.get("kind", "kpi")] += result["delivered"]
+        outcome["delivered"] += result["delivered"]
+        outcome["store"] = result["store"] or outcome["store"]
+        if result["undelivered"]:
+            outcome["undelivered"] += result["undelivered"]
+            if spool_dir not in outcome["spools"]:
+                outcome["spools"].append(spool_dir)
+            for reason in (result["reason"], result["spool_error"]):
+                if reason and reason not in reasons:
+                    reasons.append(reason)
+    if outcome["undelivered"]:
+        outcome["warnings"].append(
+            "kpi_export: %d document(s) not delivered to %s (%s); kept in %s; replay with: %s"
+            % (outcome["undelivered"], outcome["store"] or "the results store", "; ".join(reasons) or "unknown reason",
+               ", ".join(outcome["spools"]), REPLAY_COMMAND % outcome["spools"][0]))
+    outcome["message"] = "kpi_export: %d KPI and %d regression document(s) exported to %s" % (
+        outcome["kpi"], outcome["regression"], outcome["store"] or "the results store") if outcome["exported"] \
+        else "kpi_export: nothing to export"
+    return outcome

@@ -27,11 +27,9 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import KPIError, MissingData
+
 KPI_ATTRIBUTE = "__perfscale_kpi__"
-
-
-class KPIError(ValueError):
-    """A KPI declaration or computation problem (one line)."""
 
 
 class KPIDefinition:
@@ -145,14 +143,6 @@ def collect_kpis(functions):
 
 # --------------------------------------------------------------------------
 # computing
-
-
-class MissingData(KPIError):
-    """Strict mode: the list of what is missing."""
-
-    def __init__(self, missing):
-        self.missing = missing
-        super().__init__("missing: %s" % ", ".join(missing))
 
 
 def _is_number(value):

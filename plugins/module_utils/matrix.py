@@ -13,8 +13,12 @@ Expansion (``expand_matrix``)
     that matches none is added as a new combination. ``common_settings`` apply
     under every combination.
 
+Planning (``plan_points``)
+    The harness (``harnesses/``) validates every point and builds its command,
+    before anything runs.
+
 Running (``MatrixRunner``)
-    Every point has its own directory ``NNN__<name>`` inside the matrix
+    An executor (``executors/``) runs each point. Every point has its own directory ``NNN__<name>`` inside the matrix
     directory ``NNN__matbenchmarking``, created up front in expansion order,
     with ``settings.yaml``. Running a point writes ``.uuid``, the harness's
     ``stdout.log``/``stderr.log``, ``output.json`` (the validated document),
@@ -43,22 +47,16 @@ import time
 import uuid
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import harness
-from ansible_collections.perfscale.topsail.plugins.module_utils import perf_indicator
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError, MatrixError
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
 
 MATRIX_FILE = "matrix.yaml"
 PROGRESS_FILE = "progress.json"
 POINT_FILE = "point.json"
-SETTINGS_FILE = "settings.yaml"
-EXIT_CODE_FILE = "exit_code"
-UUID_FILE = ".uuid"
 PREVIOUS_DIR = "_previous"
-INDICATOR_KEY = "indicator"
+SETTINGS_ENV = "PERFSCALE_SETTINGS"
 POLICIES = ("sequential", "barrier", "sliding")
-
-
-class MatrixError(ValueError):
-    """Invalid matrix specification, with a one-line message."""
 
 
 # --------------------------------------------------------------------------
@@ -192,12 +190,11 @@ def point_name(settings, keys, template=None):
 
 
 class Point:
-    def __init__(self, index, name, settings, command, env_threads):
+    def __init__(self, index, name, settings, command):
         self.index = index
         self.name = name
         self.settings = settings
         self.command = command
-        self.env_threads = env_threads
         self.directory = None
 
     def as_dict(self):
@@ -225,37 +222,9 @@ def parse_parallelism(value):
     raise MatrixError("parallelism %r: expected sequential, barrier:N or sliding:N" % (value,))
 
 
-def _custom_command(name, spec, settings):
-    command = spec.get("command")
-    if isinstance(command, str):
-        command = command.split()
-    if not command or not all(isinstance(part, (str, int, float)) for part in command):
-        raise MatrixError("indicator '%s': command must be a non-empty list of arguments" % name)
-    try:
-        return [str(part).format(**settings) for part in command]
-    except KeyError as exc:
-        raise MatrixError("indicator '%s': command uses {%s}, which the point does not set" % (name, exc.args[0])) from None
-    except (ValueError, IndexError) as exc:
-        raise MatrixError("indicator '%s': command: %s" % (name, exc)) from None
-
-
-def known_setting_names(indicators):
-    names = {INDICATOR_KEY}
-    for indicator in perf_indicator.known_indicators():
-        names.update(perf_indicator.parameter_names(indicator))
-    for spec in (indicators or {}).values():
-        names.update((spec or {}).get("parameters") or ())
-        if (spec or {}).get("parameters") is None:
-            return None  # a custom indicator accepting anything: no restriction
-    return names
-
-
-def plan_points(points_settings, indicators=None, name_template=None, python=None):
-    """Validate every point and build its command; errors name the point."""
-    indicators = indicators or {}
-    clash = sorted(set(indicators) & set(perf_indicator.known_indicators()))
-    if clash:
-        raise MatrixError("custom indicator %s shadows a built-in indicator" % ", ".join(clash))
+def plan_points(points_settings, harness, section=None, name_template=None, python=None):
+    """Validate every point with ``harness`` and build its command; errors name the point."""
+    harness.check_section(section)
     keys = varying_keys(points_settings)
     if name_template:
         unused = [f for f in template_fields(name_template) if f and not any(f in p for p in points_settings)]
@@ -268,38 +237,15 @@ def plan_points(points_settings, indicators=None, name_template=None, python=Non
             raise MatrixError("points #%d and #%d are both named '%s'; make name_template distinguish them"
                               % (seen[name] + 1, index + 1, name))
         seen[name] = index
-        indicator = settings.get(INDICATOR_KEY)
-        parameters = {k: v for k, v in settings.items() if k != INDICATOR_KEY}
-        if indicator is None:
-            raise MatrixError("point '%s' has no '%s' setting; set it in factors or common_settings" % (name, INDICATOR_KEY))
-        if indicator in indicators:
-            spec = indicators[indicator] or {}
-            allowed = spec.get("parameters")
-            if allowed is not None:
-                unknown = sorted(set(parameters) - set(allowed))
-                if unknown:
-                    raise MatrixError("point '%s': indicator %s has no parameter %s; its parameters: %s"
-                                      % (name, indicator, ", ".join(unknown), ", ".join(sorted(allowed)) or "(none)"))
-            command = _custom_command(indicator, spec, settings)
-            threads = settings.get("threads")
-        else:
-            if indicator not in perf_indicator.known_indicators():
-                known = perf_indicator.known_indicators() + sorted(indicators)
-                hint = difflib.get_close_matches(str(indicator), known, n=1)
-                raise MatrixError("point '%s': unknown indicator %r%s; known indicators: %s" % (
-                    name, indicator, " (did you mean '%s'?)" % hint[0] if hint else "", ", ".join(known)))
-            try:
-                params = perf_indicator.validate_settings(indicator, parameters)
-            except perf_indicator.IndicatorError as exc:
-                raise MatrixError("point '%s': %s" % (name, exc)) from None
-            command = harness.builtin_command(indicator, parameters, python=python)
-            threads = params["threads"]
-        planned.append(Point(index, name, settings, command, threads))
+        command = harness.plan_point(name, settings, section, python=python)
+        # every harness finds the point's settings in its environment
+        command.env[SETTINGS_ENV] = json.dumps(settings, sort_keys=True, default=str)
+        planned.append(Point(index, name, settings, command))
     return planned
 
 
 def fingerprint(points):
-    payload = json.dumps([[p.name, p.settings, p.command[1:] if p.command else None] for p in points],
+    payload = json.dumps([[p.name, p.settings, p.command.argv[1:] if p.command else None] for p in points],
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -333,12 +279,16 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
                 point.directory = os.path.join(candidate, directories[point.name])
                 if not os.path.isdir(point.directory):
                     os.makedirs(point.directory)
-                    artifacts.write_yaml_atomic(os.path.join(point.directory, SETTINGS_FILE), point.settings)
+                    artifacts.write_yaml_atomic(os.path.join(point.directory, artifacts.SETTINGS_FILE), point.settings)
             return candidate, True
     matrix_dir = artifacts.allocate_artifact_dir(parent, name)
+    # the matrix directory is new and this run's own: its point directories take the
+    # points' indexes directly (no lock and listing per point)
+    digits = artifacts.index_digits(len(points))
     for point in points:
-        point.directory = artifacts.allocate_artifact_dir(matrix_dir, point.name)
-        artifacts.write_yaml_atomic(os.path.join(point.directory, SETTINGS_FILE), point.settings)
+        point.directory = os.path.join(matrix_dir, "%0*d__%s" % (digits, point.index, point.name))
+        os.mkdir(point.directory)
+        artifacts.write_yaml_atomic(os.path.join(point.directory, artifacts.SETTINGS_FILE), point.settings)
     artifacts.write_yaml_atomic(os.path.join(matrix_dir, MATRIX_FILE), {
         "fingerprint": digest,
         "spec": spec or {},
@@ -349,7 +299,7 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
 
 def read_exit_code(directory):
     try:
-        with open(os.path.join(directory, EXIT_CODE_FILE), encoding="utf-8") as handle:
+        with open(os.path.join(directory, artifacts.EXIT_CODE_FILE), encoding="utf-8") as handle:
             return int(handle.read().strip())
     except (OSError, ValueError):
         return None
@@ -357,7 +307,7 @@ def read_exit_code(directory):
 
 def _archive_previous_attempt(directory):
     """Move the files of an earlier attempt aside (never delete them)."""
-    leftovers = [n for n in os.listdir(directory) if n not in (SETTINGS_FILE, PREVIOUS_DIR)]
+    leftovers = [n for n in os.listdir(directory) if n not in (artifacts.SETTINGS_FILE, PREVIOUS_DIR)]
     if not leftovers:
         return None
     previous = os.path.join(directory, PREVIOUS_DIR)
@@ -377,18 +327,34 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
 
+class PointOutcome:
+    """A point's execution and, when it honoured its harness's contract, its document."""
+
+    __slots__ = ("execution", "document")
+
+    def __init__(self, execution, document=None):
+        self.execution = execution
+        self.document = document
+
+    ok = property(lambda self: self.execution.ok)
+    exit_code = property(lambda self: self.execution.exit_code)
+    error = property(lambda self: self.execution.error)
+    duration = property(lambda self: self.execution.duration)
+
+
 class MatrixRunner:
     """Run planned points with a parallelism policy; thread-safe progress."""
 
-    def __init__(self, matrix_dir, points, timeout, parallelism="sequential", stop_on_error=False,
-                 on_progress=None, env=None):
+    def __init__(self, matrix_dir, points, timeout, harness, executor, parallelism="sequential", stop_on_error=False,
+                 on_progress=None):
         self.matrix_dir = matrix_dir
         self.points = points
         self.timeout = timeout
+        self.harness = harness
+        self.executor = executor
         self.policy, self.width = parse_parallelism(parallelism)
         self.stop_on_error = stop_on_error
         self.on_progress = on_progress
-        self.env = env
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._started = None
@@ -401,18 +367,30 @@ class MatrixRunner:
         directory = point.directory
         _archive_previous_attempt(directory)
         started_at, started = _now(), time.monotonic()
-        artifacts.write_text_atomic(os.path.join(directory, UUID_FILE), str(uuid.uuid4()) + "\n")
-        env = harness.harness_environment(point.settings, base=self.env, threads=point.env_threads)
-        outcome = harness.run_harness(point.command, directory, self.timeout, env=env)
+        artifacts.write_text_atomic(os.path.join(directory, artifacts.UUID_FILE), str(uuid.uuid4()) + "\n")
+        handle = self.executor.start(point, point.command, directory)
+        try:
+            execution = self.executor.wait(handle, self.timeout)
+            self.executor.collect(handle, directory)
+        except BaseException:
+            self.executor.cancel(handle)
+            raise
+        outcome = PointOutcome(execution)
+        if execution.ok:
+            try:
+                outcome.document = self.harness.read_output(directory)
+            except (HarnessOutputError, OSError) as exc:
+                execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
         if outcome.ok:
-            artifacts.write_json_atomic(os.path.join(directory, harness.OUTPUT_FILE), outcome.document)
+            artifacts.write_json_atomic(os.path.join(directory, harness_base.OUTPUT_FILE), outcome.document)
         else:
-            stderr_tail = harness.tail(os.path.join(directory, harness.STDERR_FILE))
-            artifacts.write_failure(directory, outcome.error + ("\n--- stderr (tail) ---\n" + stderr_tail if stderr_tail else ""))
+            stderr_tail = harness_base.tail(os.path.join(directory, harness_base.STDERR_FILE))
+            artifacts.write_failure(directory, execution.error + ("\n--- stderr (tail) ---\n" + stderr_tail
+                                                                  if stderr_tail else ""))
         artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
-            outcome.as_dict(), name=point.name, command=point.command, started=started_at, ended=_now(),
+            execution.as_dict(), name=point.name, command=point.command.argv, started=started_at, ended=_now(),
             start_monotonic=started, end_monotonic=time.monotonic()))
-        artifacts.write_text_atomic(os.path.join(directory, EXIT_CODE_FILE), "%d\n" % outcome.exit_code)
+        artifacts.write_text_atomic(os.path.join(directory, artifacts.EXIT_CODE_FILE), "%d\n" % execution.exit_code)
         return outcome
 
     def _execute(self, point):

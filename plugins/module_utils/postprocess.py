@@ -3,11 +3,14 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Post-processing of an artifact tree: parse, payloads and KPIs, reports.
 
-``visualize(results_dir, config)`` parses every test root with the configured
-workload (cache included), builds each test's long-term payload (metadata,
-results, labels once, KPIs), writes KPIs as JSON and OpenMetrics, draws the
-configured reports, and puts all of it in a new ``NNN__plots/`` directory
-inside the tree. Earlier plots directories are left alone.
+``compute_payloads(results_dir, config)`` parses every test root with the
+configured workload and builds each test's long-term payload (metadata,
+results, labels once, KPIs): no file is written (``write_cache=False`` leaves
+the parse caches alone too), which is what an export of an old tree needs.
+``visualize(results_dir, config)`` does the same, then writes KPIs as JSON and
+OpenMetrics, draws the configured reports, and puts all of it in a new
+``NNN__plots/`` directory inside the tree. Earlier plots directories are left
+alone.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import datetime
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import store
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData, PostProcessError
 
 LTS_SCHEMA_VERSION = "1.0"
 PARSE_LOG = "parse.log"
@@ -31,37 +36,11 @@ PAYLOAD = "payload.json"
 SUMMARY = "summary.json"
 
 
-class PostProcessError(ValueError):
-    """Post-processing cannot go on (bad configuration, strict-mode gaps)."""
-
-
-def matbench_model():
-    from typing import List
-
-    import pydantic
-
-    class Matbench(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="forbid")
-        workload: str = "perf_indicators"
-        reports: List[str] = ["error_report", "matrix_overview", "indicator_report"]
-        strict: bool = False
-        title: str = "perfscale.topsail results"
-
-    return Matbench
-
-
-def read_matbench(config):
-    return config_lib.validate_section(config, "matbench", matbench_model()).model_dump()
-
-
 def _timestamp(workload, entry):
-    stamp = None
-    function = getattr(workload.module, "timestamp", None)
-    if function:
-        stamp = function(entry)
+    stamp = workload.timestamp(entry)
     if not stamp:
         try:
-            mtime = os.path.getmtime(os.path.join(entry.test_dir, store.EXIT_CODE_FILE))
+            mtime = os.path.getmtime(os.path.join(entry.test_dir, artifacts.EXIT_CODE_FILE))
         except OSError:
             mtime = 0
         stamp = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc).isoformat()
@@ -69,7 +48,7 @@ def _timestamp(workload, entry):
 
 
 def build_payload(entry, workload, labels_model, strict):
-    """Long-term payload of one test; raises kpi.MissingData in strict mode.
+    """Long-term payload of one test; raises MissingData in strict mode.
 
     Strict mode judges successful tests: a failed test is reported as a
     failure, its missing data is expected.
@@ -79,7 +58,7 @@ def build_payload(entry, workload, labels_model, strict):
     try:
         labels, label_warnings = kpi_lib.validate_labels(labels_model, workload.kpi_labels(entry), strict)
         warnings.extend(label_warnings)
-    except kpi_lib.MissingData as exc:
+    except MissingData as exc:
         missing.extend(exc.missing)
         labels = {}
     payload = {
@@ -101,12 +80,61 @@ def build_payload(entry, workload, labels_model, strict):
         try:
             payload["kpis"], kpi_warnings = kpi_lib.compute_kpis(workload.kpis, payload, strict)
             warnings.extend(kpi_warnings)
-        except kpi_lib.MissingData as exc:
+        except MissingData as exc:
             missing.extend(exc.missing)
     if missing:
-        raise kpi_lib.MissingData(missing)
+        raise MissingData(missing)
     payload["metadata"]["kpi_warnings"] = warnings
     return payload, warnings
+
+
+class Payloads:
+    """What a parse of a tree gives: entries, their payloads, KPI records, gaps."""
+
+    def __init__(self, results_dir, workload, labels_model, entries, tree_warnings):
+        self.results_dir = results_dir
+        self.workload = workload
+        self.labels_model = labels_model
+        self.entries = entries
+        self.tree_warnings = tree_warnings
+        self.payloads = {}          # test_dir -> payload
+        self.warnings = {}          # test_dir -> KPI/label warnings
+        self.gaps = {}              # relative test path -> what strict mode found missing
+        self.records = []
+
+    @property
+    def strict_gaps(self):
+        return ["%s: %s" % (relative, ", ".join(missing)) for relative, missing in self.gaps.items()]
+
+    @property
+    def label_fields(self):
+        return list(self.labels_model.model_fields)
+
+
+def compute_payloads(results_dir, config, strict=None, environ=None, write_cache=True):
+    """Parse ``results_dir`` and build every payload and KPI record; writes nothing
+    when ``write_cache`` is false."""
+    results_dir = os.path.abspath(results_dir)
+    if not os.path.isdir(results_dir):
+        raise PostProcessError("results_dir %s: not a directory" % results_dir)
+    section = config_schema.read_section(config, "postprocess")
+    strict = section["strict"] if strict is None else strict
+    workload = workload_lib.load_workload(section["workload"])
+    labels_model = workload.labels_model()
+    entries, tree_warnings = results_tree.parse_results(results_dir, workload, environ, write_cache=write_cache)
+    result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
+    for entry in entries:
+        try:
+            payload, warnings = build_payload(entry, workload, labels_model, strict)
+        except MissingData as exc:
+            result.gaps[entry.relative] = exc.missing
+            continue
+        result.payloads[entry.test_dir] = payload
+        result.warnings[entry.test_dir] = warnings
+        if payload["kpis"]:
+            result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], {
+                "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name}))
+    return result
 
 
 def _test_output_dir(plots_dir, entry):
@@ -115,34 +143,25 @@ def _test_output_dir(plots_dir, entry):
 
 def visualize(results_dir, config, presets_applied=(), plots_name="plots", environ=None, strict=None):
     """Post-process ``results_dir``; returns a summary dict."""
-    results_dir = os.path.abspath(results_dir)
-    if not os.path.isdir(results_dir):
-        raise PostProcessError("results_dir %s: not a directory" % results_dir)
-    matbench = read_matbench(config)
-    strict = matbench["strict"] if strict is None else strict
-    reports_lib.check_report_names(matbench["reports"])
-    try:
-        workload = workload_lib.load_workload(matbench["workload"])
-    except workload_lib.WorkloadError as exc:
-        raise PostProcessError(str(exc)) from None
-    labels_model = workload.labels_model()
+    section = config_schema.read_section(config, "postprocess")
+    strict = section["strict"] if strict is None else strict
+    parsed = compute_payloads(results_dir, config, strict, environ)
+    results_dir, workload = parsed.results_dir, parsed.workload
+    report_names = reports_lib.report_names(section["reports"], workload)
 
-    entries, tree_warnings = store.parse_results(results_dir, workload, environ)
     plots_dir = artifacts.allocate_artifact_dir(results_dir, plots_name)
     # outputs, not tests: later walks of the tree skip this directory
-    artifacts.write_text_atomic(os.path.join(plots_dir, store.SKIP_FILE), "post-processing output, not a test\n")
-    artifacts.write_yaml_atomic(os.path.join(plots_dir, "config.yaml"), config)
-    artifacts.write_text_atomic(os.path.join(plots_dir, "presets_applied"), "".join(p + "\n" for p in presets_applied))
+    artifacts.write_text_atomic(os.path.join(plots_dir, results_tree.SKIP_FILE), "post-processing output, not a test\n")
+    artifacts.write_yaml_atomic(os.path.join(plots_dir, run_context.CONFIG_FILE), run_context.masked_config(config))
+    artifacts.write_text_atomic(os.path.join(plots_dir, run_context.PRESETS_FILE),
+                                "".join(p + "\n" for p in presets_applied))
 
-    payloads, log, all_kpis, records, strict_gaps = {}, [], [], [], []
-    for entry in entries:
-        try:
-            payload, warnings = build_payload(entry, workload, labels_model, strict)
-        except kpi_lib.MissingData as exc:
-            strict_gaps.append("%s: %s" % (entry.relative, ", ".join(exc.missing)))
-            log.append("%s: STRICT MODE: missing %s" % (entry.relative, ", ".join(exc.missing)))
+    log, all_kpis = [], []
+    for entry in parsed.entries:
+        if entry.test_dir not in parsed.payloads:
+            log.append("%s: STRICT MODE: missing %s" % (entry.relative, ", ".join(parsed.gaps[entry.relative])))
             continue
-        payloads[entry.test_dir] = payload
+        payload = parsed.payloads[entry.test_dir]
         out = _test_output_dir(plots_dir, entry)
         artifacts.write_json_atomic(os.path.join(out, PAYLOAD), payload)
         artifacts.write_json_atomic(os.path.join(out, KPIS_JSON), {
@@ -152,42 +171,40 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         if payload["kpis"]:
             artifacts.write_text_atomic(os.path.join(out, KPIS_OPENMETRICS), kpi_lib.openmetrics([(om_labels, payload["kpis"])]))
             all_kpis.append((om_labels, payload["kpis"]))
-            records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], {
-                "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name}))
         status = "FAILED (exit code %s)" % entry.exit_code if entry.failed else "ok"
         source = "cache" if entry.from_cache else "parsed"
         log.append("%s: %s [%s]" % (entry.relative, status, source))
-        log.extend("    warning: %s" % w for w in entry.warnings + warnings)
+        log.extend("    warning: %s" % w for w in entry.warnings + parsed.warnings[entry.test_dir])
 
     artifacts.write_text_atomic(os.path.join(plots_dir, PARSE_LOG), "\n".join(
-        ["results: %s" % results_dir, "workload: %s" % workload.name, "tests: %d" % len(entries)]
-        + ["tree warning: %s" % w for w in tree_warnings] + log) + "\n")
+        ["results: %s" % results_dir, "workload: %s" % workload.name, "tests: %d" % len(parsed.entries)]
+        + ["tree warning: %s" % w for w in parsed.tree_warnings] + log) + "\n")
     artifacts.write_json_atomic(os.path.join(plots_dir, KPIS_JSON), [
         {"labels": labels, "kpis": kpis} for labels, kpis in all_kpis])
     artifacts.write_text_atomic(os.path.join(plots_dir, KPIS_OPENMETRICS), kpi_lib.openmetrics(all_kpis))
-    artifacts.write_json_atomic(os.path.join(plots_dir, KPI_RECORDS), records)
+    artifacts.write_json_atomic(os.path.join(plots_dir, KPI_RECORDS), parsed.records)
 
-    context = reports_lib.ReportContext([e for e in entries if e.test_dir in payloads or e.failed],
-                                        payloads, workload.kpis, tree_warnings, matbench["title"],
-                                        group_by=getattr(workload.module, "REPORT_GROUP_BY", None))
-    written = reports_lib.write_reports(plots_dir, context, matbench["reports"],
+    context = reports_lib.ReportContext([e for e in parsed.entries if e.test_dir in parsed.payloads or e.failed],
+                                        parsed.payloads, workload.kpis, parsed.tree_warnings, section["title"],
+                                        group_by=workload.report_group_by)
+    written = reports_lib.write_reports(plots_dir, context, report_names, workload,
                                         subtitle="%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset"))
-    failed = [e.relative for e in entries if e.failed]
-    warnings_count = sum(len(e.warnings) for e in entries) + len(tree_warnings)
+    failed = [e.relative for e in parsed.entries if e.failed]
+    warnings_count = sum(len(e.warnings) for e in parsed.entries) + len(parsed.tree_warnings)
     summary = {
         "results_dir": results_dir,
         "plots_dir": plots_dir,
         "index": os.path.join(plots_dir, reports_lib.INDEX),
         "reports": [os.path.join(plots_dir, f) for _n, _t, f, _d in written],
-        "tests": len(entries),
+        "tests": len(parsed.entries),
         "failed_tests": failed,
-        "from_cache": sum(1 for e in entries if e.from_cache),
+        "from_cache": sum(1 for e in parsed.entries if e.from_cache),
         "warnings": warnings_count,
-        "kpi_records": len(records),
+        "kpi_records": len(parsed.records),
         "kpi_records_file": os.path.join(plots_dir, KPI_RECORDS),
-        "label_fields": list(labels_model.model_fields),
+        "label_fields": parsed.label_fields,
         "strict": strict,
-        "strict_gaps": strict_gaps,
+        "strict_gaps": parsed.strict_gaps,
         "workload": workload.name,
     }
     artifacts.write_json_atomic(os.path.join(plots_dir, SUMMARY), summary)

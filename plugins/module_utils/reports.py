@@ -6,8 +6,12 @@
 Every plot is a function of a pandas DataFrame (shape the data first, then
 plotly express), so it can be tested on a hand-made DataFrame. Reports are
 standalone HTML pages that load ``plotly.min.js`` from beside them: they work
-offline, with no CDN. ``REPORTS`` maps the names used in the configuration
-(``matbench.reports``) to their builders.
+offline, with no CDN.
+
+``GENERIC_REPORTS`` holds the reports every workload gets (they know no
+workload's fields); a workload adds its own (``REPORTS`` of the workload
+module). ``postprocess.reports`` names the reports to draw, in order; when it
+is null, the generic ones then the workload's defaults are drawn.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import math
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ReportError
 
 PLOTLY_JS = "plotly.min.js"
 INDEX = "reports_index.html"
@@ -116,22 +121,6 @@ def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix="")
     return fig
 
 
-def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=("dtype", "backend"), title_prefix=""):
-    """Throughput against problem size, one line per dtype and backend."""
-    import plotly.express as px
-
-    data = df[df[y].notna() & df[x].notna()].copy()
-    present = [c for c in series if c in data.columns]
-    data["series"] = combination_label(data, present)
-    data = data.sort_values(by=[x])
-    fig = px.line(data, x=x, y=y, color="series", markers=True, log_x=data[x].nunique() > 2,
-                  hover_data=[c for c in ("test_path",) if c in data.columns],
-                  labels={y: "%s (%s)" % (y, unit), x: x, "series": ", ".join(present) or "series"},
-                  title="%s%s vs %s" % (title_prefix, y, x))
-    fig.update_layout(legend_title_text=", ".join(present) or "series", height=420)
-    return fig
-
-
 def figure_html(fig, div_id):
     rendered = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False})
     return '<div class="plot">%s</div>' % rendered
@@ -182,8 +171,8 @@ class ReportContext:
 def error_report(ctx):
     failed = [e for e in ctx.entries if e.failed]
     with_warnings = [e for e in ctx.entries if e.warnings]
-    parts = ["<p>%d test(s), <span class='failed'>%d failed</span>, %d with parse warnings.</p>"
-             % (len(ctx.entries), len(failed), len(with_warnings))]
+    parts = ["<p>%d test(s), <span class='%s'>%d failed</span>, %d with parse warnings.</p>"
+             % (len(ctx.entries), "failed" if failed else "meta", len(failed), len(with_warnings))]
     if not failed:
         parts.append("<p class='ok'>No test failed.</p>")
     for entry in failed:
@@ -250,70 +239,41 @@ def matrix_overview(ctx):
     return "Matrix overview", "".join(parts)
 
 
-def plot_kpi_per_test(df, kpi, unit, color="indicator"):
-    """One bar per test: every point of the run at a glance."""
-    import plotly.express as px
-
-    data = df[df[kpi].notna()].copy()
-    data["test"] = data["test_path"].map(lambda p: p.rsplit("/", 1)[-1])
-    fig = px.bar(data, x=kpi, y="test", color=color if color in data.columns else None, orientation="h",
-                 hover_data=["test_path"], labels={kpi: "%s (%s)" % (kpi, unit), "test": "test"},
-                 title="%s of every test" % kpi)
-    fig.update_layout(height=max(300, 40 + 28 * len(data)),
-                      yaxis={"categoryorder": "array", "categoryarray": list(data["test"])[::-1]})
-    return fig
-
-
-def indicator_report(ctx):
-    df = ctx.df[ctx.df["status"] == "succeeded"] if "status" in ctx.df else ctx.df
-    if df.empty or "indicator" not in df or "rate" not in df or not df["rate"].notna().any():
-        return "Performance indicators", "<p>No successful performance-indicator test to plot.</p>"
-    units = ctx.units()
-    parts = [figure_html(plot_kpi_per_test(df, "rate", units.get("rate", "")), "indicator-all")]
-    count = 0
-    for indicator in sorted(df["indicator"].dropna().unique()):
-        data = df[df["indicator"] == indicator].copy()
-        x = "size" if "size" in data and data["size"].notna().any() else None
-        if x is None and "flop" in data:
-            data["gflop_per_repetition"] = data["flop"] / 1e9
-            x = "gflop_per_repetition"
-        parts.append("<h2>%s</h2>" % escape(indicator))
-        count += 1
-        if x is not None and data[x].notna().sum() >= 2 and data["rate"].notna().sum() >= 2:
-            parts.append(figure_html(plot_rate_vs_size(data, x, unit=units.get("rate", ""), title_prefix="%s: " % indicator),
-                                     "indicator-%d" % count))
-        else:
-            parts.append("<p class='meta'>One point only: see the table.</p>")
-        columns = [c for c in ("test_path", "dtype", "backend", "device", "threads", x, "rate", "time_median", "time_cv")
-                   if c and c in data.columns]
-        parts.append(data[columns].to_html(index=False, na_rep="", float_format=lambda v: "%.4g" % v, escape=True))
-    return "Performance indicators", "".join(parts)
-
-
-REPORTS = {
+GENERIC_REPORTS = {
     "error_report": (error_report, "Every failed test with its settings, FAILURE and stderr; missing or corrupt files"),
     "matrix_overview": (matrix_overview, "Every KPI against every factor that varies"),
-    "indicator_report": (indicator_report, "Throughput against problem size, by dtype and backend"),
 }
 
 
-class ReportError(ValueError):
-    pass
-
-
-def check_report_names(names):
-    unknown = [n for n in names if n not in REPORTS]
+def report_names(configured, workload):
+    """The reports to draw: ``configured`` (validated), or the generic ones then the workload's defaults."""
+    available = dict(GENERIC_REPORTS)
+    available.update(workload.reports)
+    if configured is None:
+        return list(GENERIC_REPORTS) + [name for name in workload.default_reports if name not in GENERIC_REPORTS]
+    unknown = [name for name in configured if name not in available]
     if unknown:
-        raise ReportError("matbench.reports: unknown report(s) %s; known reports: %s"
-                          % (", ".join(unknown), ", ".join(sorted(REPORTS))))
+        raise ReportError("postprocess.reports: unknown report(s) %s; reports of workload %s: %s"
+                          % (", ".join(unknown), workload.name, ", ".join(sorted(available))))
+    return list(configured)
+
+
+def report_builder(name, workload):
+    """(builder, description) of a report name (generic or the workload's)."""
+    return workload.reports.get(name) or GENERIC_REPORTS[name]
 
 
 INDEX_REGISTRY = "reports_index.json"
 
 
+def _read_registry(plots_dir):
+    with open(os.path.join(plots_dir, INDEX_REGISTRY), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def render_index(plots_dir):
     """(Re)write reports_index.html from the registry of written reports."""
-    registry = json.loads(open(os.path.join(plots_dir, INDEX_REGISTRY), encoding="utf-8").read())
+    registry = _read_registry(plots_dir)
     items = "".join("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%s</span></li>"
                     % (escape(r["file"]), escape(r["title"]), escape(r["description"])) for r in registry["reports"])
     body = "<p>%s Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>" % (
@@ -325,29 +285,33 @@ def render_index(plots_dir):
 
 def add_to_index(plots_dir, filename, title, description):
     path = os.path.join(plots_dir, INDEX_REGISTRY)
-    registry = json.loads(open(path, encoding="utf-8").read())
+    registry = _read_registry(plots_dir)
     registry["reports"] = [r for r in registry["reports"] if r["file"] != filename]
     registry["reports"].append({"file": filename, "title": title, "description": description})
     artifacts.write_json_atomic(path, registry)
     render_index(plots_dir)
 
 
-def write_reports(plots_dir, ctx, names, subtitle=""):
+def count_summary(total, failed):
+    """'N test(s): X succeeded, Y failed.' with the failed count in red only when there are failures."""
+    failed_class = "failed" if failed else "meta"
+    return "%d test(s): <span class='ok'>%d succeeded</span>, <span class='%s'>%d failed</span>." % (
+        total, total - failed, failed_class, failed)
+
+
+def write_reports(plots_dir, ctx, names, workload, subtitle=""):
     """Write plotly.min.js, every report and the index; returns [(name, title, file, description)]."""
     import plotly.offline
 
-    check_report_names(names)
     artifacts.write_text_atomic(os.path.join(plots_dir, PLOTLY_JS), plotly.offline.get_plotlyjs())
     written = []
     for name in names:
-        builder, description = REPORTS[name]
+        builder, description = report_builder(name, workload)
         title, body = builder(ctx)
         filename = "%s.html" % name
         artifacts.write_text_atomic(os.path.join(plots_dir, filename), page(title, body, subtitle))
         written.append((name, title, filename, description))
-    failed = sum(1 for e in ctx.entries if e.failed)
-    counts = "%d test(s): <span class='ok'>%d succeeded</span>, <span class='failed'>%d failed</span>." % (
-        len(ctx.entries), len(ctx.entries) - failed, failed)
+    counts = count_summary(len(ctx.entries), sum(1 for e in ctx.entries if e.failed))
     artifacts.write_json_atomic(os.path.join(plots_dir, INDEX_REGISTRY), {
         "title": ctx.title, "subtitle": subtitle, "counts": counts,
         "generated": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),

@@ -4,8 +4,10 @@
 """Start of a run: resolve the configuration and record it in the run root.
 
 This is what every playbook does first (through the ``resolve_config``
-action): the effective configuration goes to ``<run root>/config.yaml`` and
-the applied presets to ``<run root>/presets_applied``. When resolution fails,
+action): the effective configuration goes to ``<run root>/config.yaml``, the
+applied presets to ``<run root>/presets_applied``, the ``-e overrides`` to
+``config_overrides.yaml`` and what the inventory set (``perfscale_presets``,
+``perfscale_overrides``) to ``config_inventory.yaml``. When resolution fails,
 nothing is written.
 """
 
@@ -14,22 +16,17 @@ from __future__ import annotations
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
 CONFIG_FILE = "config.yaml"
 PRESETS_FILE = "presets_applied"
 OVERRIDES_FILE = "config_overrides.yaml"
-
-
-def resolve_for_run(config_file, presets=None, overrides=None, overrides_file=None):
-    return config_lib.resolve_config(
-        config_file, presets=presets, overrides=overrides, overrides_file=overrides_file
-    )
+INVENTORY_FILE = "config_inventory.yaml"
 
 
 def masked_config(config):
-    """The configuration as written to artifacts: sensitive-looking leaves masked."""
+    """The configuration as written to artifacts or shown: sensitive-looking leaves masked.
+    Every copy of the configuration goes through here."""
     return secrets_lib.mask_params(config)
 
 
@@ -43,6 +40,12 @@ def record_run_config(run_root, resolved):
     )
     if resolved.overrides:
         written["overrides"] = artifacts.write_yaml_atomic(
-            os.path.join(run_root, OVERRIDES_FILE), secrets_lib.mask_params(resolved.overrides)
+            os.path.join(run_root, OVERRIDES_FILE), masked_config(resolved.overrides)
+        )
+    if resolved.inventory["presets"] or resolved.inventory["overrides"]:
+        written["inventory"] = artifacts.write_yaml_atomic(
+            os.path.join(run_root, INVENTORY_FILE), masked_config({
+                "perfscale_presets": resolved.inventory["presets"],
+                "perfscale_overrides": resolved.inventory["overrides"]})
         )
     return written

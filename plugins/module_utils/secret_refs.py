@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
+
 SECRET_PREFIX = "secret:"
 MASK = "********"
 DEFAULT_DIR_ENV = "PERFSCALE_SECRETS_DIR"
@@ -27,10 +29,6 @@ REFERENCE_NAME = re.compile(r"(_file|_env|_dir|_path|_name)$", re.IGNORECASE)
 
 def is_sensitive_name(name):
     return bool(name is not None and SENSITIVE_NAME.search(str(name)) and not REFERENCE_NAME.search(str(name)))
-
-
-class SecretError(ValueError):
-    """A secret could not be resolved; the message never contains its value."""
 
 
 def is_secret_ref(value):

@@ -1,23 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Workloads: what a project tells the store about its artifacts.
+"""Workloads: what a project tells the results tree about its artifacts.
 
-A workload is a Python module (named in the configuration, ``matbench.workload``)
+A workload is a Python module (named in the configuration, ``postprocess.workload``)
 with these attributes (see docs/post-processing.md):
 
-``ARTIFACT_DIRNAMES``  mapping of keys to globs (``*__host__capture_environment``)
-``IMPORTANT_FILES``    files the parsers read (``output.json``, ``KEY/file.json``)
-``parse_once(ctx, settings)``  -> JSON-serializable results (cached)
-``parse_always(entry)``        -> adjusts ``entry.results`` (never cached)
-``KPIS``               list of decorated KPI functions (see kpi.py)
-``labels_model()``     -> pydantic model of the KPI labels (extra keys forbidden)
-``kpi_labels(entry)``  -> raw labels of an entry
-``payload_results(entry)`` -> the ``results`` part of the long-term payload
-``REGRESSION``         comparison_keys, ignored_keys, sorting_keys, ignored_entries
-``SOURCE_FILES``       (optional) more files whose change invalidates the cache
+Parsing (the cache is invalidated when this module's source changes)
+  ``ARTIFACT_DIRNAMES``  mapping of keys to globs (``*__host__capture_environment``)
+  ``IMPORTANT_FILES``    files the parsers read (``output.json``, ``KEY/file.json``)
+  ``parse_once(ctx, settings)``  -> JSON-serializable results (cached)
+  ``parse_always(entry)``        -> adjusts ``entry.results`` (optional; never cached)
+  ``SOURCE_FILES``       (optional) more files whose change invalidates the cache
+KPIs and labels
+  ``KPIS``               list of decorated KPI functions (see kpi.py)
+  ``labels_model()``     -> pydantic model of the KPI labels (extra keys forbidden)
+  ``kpi_labels(entry)``  -> raw labels of an entry
+  ``payload_results(entry)`` -> the ``results`` part of the long-term payload (optional)
+  ``REGRESSION``         comparison_keys, ignored_keys, sorting_keys, ignored_entries
+Hooks and reports (optional)
+  ``timestamp(entry)``   -> ISO-8601 time of the test (default: mtime of exit_code)
+  ``REPORT_GROUP_BY``    setting the generic reports group points by
+  ``REPORTS``            {name: (builder(ctx) -> (title, html), one-line description)}
+  ``DEFAULT_REPORTS``    names drawn when ``postprocess.reports`` is null (default: all of REPORTS)
 
-``load_workload`` accepts a built-in short name (``perf_indicators``), an
+``load_workload`` accepts a built-in short name (``workloads/__init__.py``), an
 importable module name, or a path to a ``.py`` file.
 """
 
@@ -28,14 +35,10 @@ import importlib.util
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import workloads
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import KPIError, WorkloadError
 
-BUILTIN_PACKAGE = "ansible_collections.perfscale.topsail.plugins.module_utils.workloads"
-BUILTIN = ("perf_indicators",)
 REQUIRED = ("parse_once", "kpi_labels", "labels_model", "KPIS")
-
-
-class WorkloadError(ValueError):
-    """A workload cannot be loaded or is incomplete (one line)."""
 
 
 class Workload:
@@ -49,9 +52,16 @@ class Workload:
         self.important_files = list(getattr(module, "IMPORTANT_FILES", []))
         try:
             self.kpis = kpi_lib.collect_kpis(module.KPIS)
-        except kpi_lib.KPIError as exc:
+        except KPIError as exc:
             raise WorkloadError("workload %s: %s" % (name, exc)) from None
         self.regression = dict(getattr(module, "REGRESSION", {}))
+        self.reports = dict(getattr(module, "REPORTS", {}))
+        self.default_reports = list(getattr(module, "DEFAULT_REPORTS", self.reports))
+        unknown = [report for report in self.default_reports if report not in self.reports]
+        if unknown:
+            raise WorkloadError("workload %s: DEFAULT_REPORTS names %s, which REPORTS does not define"
+                                % (name, ", ".join(unknown)))
+        self.report_group_by = getattr(module, "REPORT_GROUP_BY", None)
 
     def source_files(self):
         files = [os.path.abspath(self.module.__file__)]
@@ -76,10 +86,15 @@ class Workload:
         function = getattr(self.module, "payload_results", None)
         return function(entry) if function else entry.results
 
+    def timestamp(self, entry):
+        """The workload's time of the test, or None (the caller falls back to a file time)."""
+        function = getattr(self.module, "timestamp", None)
+        return function(entry) if function else None
+
 
 def load_workload(name):
     if not name or not isinstance(name, str):
-        raise WorkloadError("matbench.workload: expected a workload name, module or .py path, got %r" % (name,))
+        raise WorkloadError("postprocess.workload: expected a workload name, module or .py path, got %r" % (name,))
     if name.endswith(".py"):
         if not os.path.exists(name):
             raise WorkloadError("workload file %s does not exist" % name)
@@ -90,10 +105,10 @@ def load_workload(name):
         except Exception as exc:  # a user's file may fail in any way; say which file, keep the cause
             raise WorkloadError("workload file %s failed to load: %s: %s" % (name, type(exc).__name__, exc)) from exc
         return Workload(module, name)
-    module_name = "%s.%s" % (BUILTIN_PACKAGE, name) if name in BUILTIN else name
+    module_name = workloads.BUILTIN.get(name, name)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise WorkloadError("workload %r cannot be imported (%s); built-in workloads: %s"
-                            % (name, exc, ", ".join(BUILTIN))) from None
+                            % (name, exc, ", ".join(workloads.builtin_names()))) from None
     return Workload(module, name)

@@ -24,9 +24,10 @@ options:
     description:
       - Python distribution names whose installed versions are reported
         (C(null) when not installed).
+      - When omitted, the collection's default list (the libraries its harnesses and
+        post-processing use, such as numpy, torch, pandas and ansible-core).
     type: list
     elements: str
-    default: [numpy, scipy, pandas, plotly, pydantic, torch, ansible-core, opensearch-py]
   gpu:
     description:
       - Query C(nvidia-smi) for the GPU inventory when it is on the C(PATH).
@@ -115,14 +116,14 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.host_environment
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            packages=dict(type="list", elements="str", default=list(DEFAULT_PACKAGES)),
+            packages=dict(type="list", elements="str"),
             gpu=dict(type="bool", default=True),
             nvidia_smi_timeout=dict(type="int", default=30),
         ),
         supports_check_mode=True,
     )
     environment = capture_environment(
-        packages=module.params["packages"],
+        packages=DEFAULT_PACKAGES if module.params["packages"] is None else module.params["packages"],
         gpu=module.params["gpu"],
         nvidia_smi_timeout=module.params["nvidia_smi_timeout"],
     )

@@ -8,12 +8,19 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: export_results
-short_description: Export the KPIs of a results tree, or replay an export spool
+short_description: Export KPIs and regression results to the results store, or replay an export spool
 version_added: 0.1.0
 description:
-  - With O(results_dir), post-processes the tree (as M(perfscale.topsail.visualize), the
-    parse cache makes it cheap) and exports its KPI records to the results store configured
-    in the C(export) section - to re-process old runs.
+  - With O(bundles), exports what M(perfscale.topsail.visualize) and
+    M(perfscale.topsail.analyze_regressions) returned as C(perfscale_export) - the play-end
+    export of the collection's playbooks. It never fails for store problems; undelivered
+    documents stay in the run's spool and a warning gives the command that replays them.
+    The C(perfscale.topsail.kpi_export) callback, when enabled, does not export these bundles
+    a second time.
+  - With O(results_dir), parses the tree (fresh parse caches are used, none is written),
+    computes its KPIs and exports them to the results store configured in the C(export)
+    section - to re-process old runs. Nothing is written into the tree but the spool of
+    what the store did not take.
   - With O(spool_dir), delivers the documents that an earlier export could not deliver
     (the C(kpi_export_spool/) of a run). Delivered spool files move to C(replayed/).
   - Documents have deterministic ids, so exporting twice, or replaying after a partial
@@ -32,6 +39,12 @@ options:
     description:
       - A spool directory to replay.
     type: path
+  bundles:
+    description:
+      - Export bundles, as returned by M(perfscale.topsail.visualize) and
+        M(perfscale.topsail.analyze_regressions) in C(perfscale_export).
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
@@ -48,12 +61,21 @@ EXAMPLES = r"""
   perfscale.topsail.export_results:
     results_dir: /data/runs/20261101-101500
 
+- name: Export what the post-processing produced
+  perfscale.topsail.export_results:
+    bundles: "{{ [visualize_result.perfscale_export] }}"
+
 - name: Replay what could not be delivered
   perfscale.topsail.export_results:
     spool_dir: /data/runs/20261101-101500/kpi_export_spool
 """
 
 RETURN = r"""
+perfscale_exported:
+  description: The files of the bundles exported (delivered or spooled), with O(bundles).
+  returned: with O(bundles)
+  type: list
+  elements: str
 outcome:
   description: >-
     Counts of documents, delivered and undelivered, the store written to, and the spool

@@ -21,6 +21,15 @@ description:
   - Every option falls back to the extra-var of the same role (C(config_file),
     C(preset), C(overrides), C(overrides_file), C(artifact_dir)), so a playbook only
     needs C(perfscale.topsail.resolve_config:) with no options.
+  - The inventory variables C(perfscale_presets) (list or comma-separated names) and
+    C(perfscale_overrides) (mapping of dotted keys), from C(group_vars) or C(host_vars), are
+    applied after the document's own values and before O(presets) and O(overrides), which
+    win. They are recorded in C(config_inventory.yaml).
+  - Every section the collection reads is validated (types, ranges, the names of stores,
+    methods, harnesses and executors), the benchmark matrix is planned and the
+    post-processing workload loaded, before anything else runs.
+  - The section C(matbench) is accepted under its new name C(postprocess) for one release,
+    with a warning.
   - Runs on the controller (action plugin).
 author:
   - perfscale.topsail developers (@perfscale)
@@ -93,6 +102,10 @@ presets_applied:
   returned: success
   type: list
   elements: str
+inventory:
+  description: The presets and overrides that came from the inventory (C(perfscale_presets), C(perfscale_overrides)).
+  returned: success
+  type: dict
 run_root:
   description: The run's artifact directory.
   returned: success

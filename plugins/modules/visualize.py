@@ -12,10 +12,10 @@ short_description: Parse a results tree into KPIs and HTML reports
 version_added: 0.1.0
 description:
   - Walks O(results_dir) for test roots (directories with C(settings.yaml) and
-    C(exit_code)), parses each one with the workload named by C(matbench.workload)
+    C(exit_code)), parses each one with the workload named by C(postprocess.workload)
     (reusing the parse cache kept in each test directory while the files it read and
     the parser are unchanged), builds each test's payload (metadata, results,
-    labels, KPIs), and draws the reports listed in C(matbench.reports).
+    labels, KPIs), and draws the reports listed in C(postprocess.reports).
   - Writes everything into a new C(NNN__plots/) directory inside O(results_dir)
     (earlier plots directories are left alone) - C(parse.log), C(kpis.json),
     C(kpis.openmetrics), C(kpi_records.json), per-test C(tests/<path>/payload.json),
@@ -23,7 +23,7 @@ description:
     them (they work offline), and C(reports_index.html).
   - Missing or malformed files make fields empty, with warnings in C(parse.log) and
     in the error report; they never abort the parse.
-  - In strict mode (C(matbench.strict) or O(strict)) a successful test without all its
+  - In strict mode (C(postprocess.strict) or O(strict)) a successful test without all its
     labels and KPI values fails the task with the list of what is missing.
   - Runs on the controller (action plugin).
 author:
@@ -35,7 +35,7 @@ options:
     type: path
   strict:
     description:
-      - Fail when a successful test lacks a label or a KPI value. Defaults to C(matbench.strict).
+      - Fail when a successful test lacks a label or a KPI value. Defaults to C(postprocess.strict).
     type: bool
   plots_name:
     description:

@@ -7,11 +7,23 @@ Every action validates its arguments against ``ARGUMENT_SPEC`` (which matches
 the documentation stub in plugins/modules, a unit test checks it) and, unless
 ``NEEDS_CONFIG`` is false, needs the effective configuration that
 perfscale.topsail.resolve_config set as the fact ``perfscale_config``.
+
+A domain error (``module_utils.errors.PerfscaleError``) or a file-system error
+becomes a failed task with its one-line message, here and only here; anything
+else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
+
+
+def os_error_message(exc):
+    """One line for an OSError: the file and the reason."""
+    where = exc.filename if getattr(exc, "filename", None) else ""
+    return "%s%s" % ("%s: " % where if where else "", exc.strerror or exc)
 
 
 class PerfscaleAction(ActionBase):
@@ -33,7 +45,13 @@ class PerfscaleAction(ActionBase):
             result.update(failed=True, msg="%s: no effective configuration; run perfscale.topsail.resolve_config first"
                           % self.NAME)
             return result
-        return self.execute(result, args, task_vars, config)
+        try:
+            return self.execute(result, args, task_vars, config)
+        except PerfscaleError as exc:
+            result.update(failed=True, msg=str(exc))
+        except OSError as exc:
+            result.update(failed=True, msg="%s: %s" % (self.NAME, os_error_message(exc)))
+        return result
 
     def execute(self, result, args, task_vars, config):
         raise NotImplementedError

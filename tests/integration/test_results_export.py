@@ -5,6 +5,7 @@ import sys
 import time
 
 import pytest
+import yaml
 from osmem_server import OsmemServer
 
 from helpers import REPO, grep_tree, run_playbook
@@ -15,7 +16,8 @@ import trees  # noqa: E402  pylint: disable=wrong-import-position
 from proxy import Proxy  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_store as rs  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores.opensearch import OpenSearchStore  # noqa: E402
 
 EXPORT = {"enabled": True, "backend": "opensearch", "timeout_s": 5, "sqlite": {"path": None},
           "opensearch": {"hosts": [], "index_prefix": "perfscale-", "verify_certs": True, "ca_file": None,
@@ -47,11 +49,11 @@ def record(uuid, value, day=1, second=0, **labels):
     base.update(kpi_name="rate", value=value, unit="GFLOP/s", higher_is_better=True, ignored_for_regression=False,
                 test_uuid=uuid, workload="perf_indicators",
                 **{"@timestamp": "2026-%02d-%02dT10:%02d:%02d+00:00" % (1 + day // 28, 1 + day % 28, second // 60, second % 60)})
-    return rs.kpi_document(base)
+    return stores_base.kpi_document(base)
 
 
 def count(url, kind="kpi"):
-    store = rs.OpenSearchStore([url])
+    store = OpenSearchStore([url])
     try:
         return store.count(kind)
     finally:
@@ -59,7 +61,7 @@ def count(url, kind="kpi"):
 
 
 def test_mapping_bulk_export_and_idempotent_re_export(clone):
-    store = rs.OpenSearchStore([clone.url], timeout=5)
+    store = OpenSearchStore([clone.url], timeout=5)
     store.ensure_schema(["indicator", "size", "dtype"])
     properties = store.client.indices.get_mapping(index="perfscale-kpis")["perfscale-kpis"]["mappings"]["properties"]
     assert properties["indicator"] == {"type": "keyword"} and properties["size"] == {"type": "keyword"}
@@ -72,7 +74,7 @@ def test_mapping_bulk_export_and_idempotent_re_export(clone):
 
 
 def test_history_query_pages_past_ten_thousand_records(clone):
-    store = rs.OpenSearchStore([clone.url], timeout=30, chunk_size=2000)
+    store = OpenSearchStore([clone.url], timeout=30, chunk_size=2000)
     store.ensure_schema(["indicator", "size", "dtype"])
     total = 10_500
     documents = [record("h%05d" % i, float(i), day=i // 3600, second=i % 3600) for i in range(total)]
@@ -229,7 +231,7 @@ def test_demo_twice_gives_a_regression_summary_against_the_first_run(tmp_path):
     assert report.count("method short_history &middot; 1 history point(s)") == 16
 
 
-def test_callback_options_from_the_environment_override_the_export_section(tmp_path):
+def test_export_environment_overrides_the_export_section_for_history_and_export(tmp_path):
     root = tmp_path / "run"
     trees.make_tree(str(root), points=2)
     configured = tmp_path / "configured.sqlite"
@@ -241,6 +243,7 @@ def test_callback_options_from_the_environment_override_the_export_section(tmp_p
     assert "exported to sqlite %s" % chosen in run.flat
     with sqlite3.connect(chosen) as connection:
         assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 10
-    assert configured.exists()  # read for the history of the regression step, not written by the export
-    with sqlite3.connect(configured) as connection:
-        assert connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+    # the history of the regression step came from the same store: the configured one was never opened
+    assert not configured.exists()
+    summary = yaml.safe_load(next(root.glob("*__plots/regression_summary.yaml")).read_text())
+    assert summary["store"] == "sqlite %s" % chosen

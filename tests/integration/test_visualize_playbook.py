@@ -102,7 +102,7 @@ def test_visualize_strict_mode_fails_with_what_is_missing(tmp_path):
     trees.make_tree(str(root), points=2)
     os.remove(root / "000__host__capture_environment" / "environment.json")
     run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
-                       "-e", json.dumps({"overrides": {"matbench.strict": True}}))
+                       "-e", json.dumps({"overrides": {"postprocess.strict": True}}))
     assert run.returncode != 0
     assert "strict mode: 2 test(s) lack KPI data: 001__matbenchmarking/000__matmul_float32_64: label collection_version" in run.flat
 
@@ -116,7 +116,8 @@ def test_visualize_without_results_dir_is_a_clear_error():
 def test_visualize_unknown_report_is_a_clear_error(tmp_path):
     trees.make_tree(str(tmp_path), points=1)
     run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % tmp_path,
-                       "-e", json.dumps({"overrides": {"matbench.reports": ["error_report", "latency"]}}))
+                       "-e", json.dumps({"overrides": {"postprocess.reports": ["error_report", "latency"]}}))
     assert run.returncode != 0
-    assert "unknown report(s) latency; known reports: error_report, indicator_report, matrix_overview" in run.flat
+    assert ("unknown report(s) latency; reports of workload perf_indicators: error_report, indicator_report, "
+            "matrix_overview") in run.flat
     assert not [d for d in os.listdir(tmp_path) if d.endswith("__plots")]

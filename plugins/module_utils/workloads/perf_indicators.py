@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
 from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
     Format,
     FormatDivisor,
@@ -49,8 +50,12 @@ REGRESSION = {
     "ignored_entries": {},
 }
 
-# reports compare points within the same indicator
+# the generic reports compare points within the same indicator
 REPORT_GROUP_BY = "indicator"
+
+REPORTS = {
+    "indicator_report": (indicator_report, "Throughput against problem size, by dtype and backend"),
+}
 
 SHAPE_KEYS = ("size", "batch", "length", "height", "width", "channels", "filters", "kernel", "stride", "padding")
 

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts as art
 
 
@@ -21,9 +22,9 @@ def test_allocates_increasing_zero_padded_indexes(tmp_path):
 def test_names_are_sanitized(tmp_path):
     path = art.allocate_artifact_dir(str(tmp_path), "a b/c:d")
     assert os.path.basename(path) == "000__a_b_c_d"
-    with pytest.raises(art.ArtifactError, match="expected a non-empty string"):
+    with pytest.raises(errors.ArtifactError, match="expected a non-empty string"):
         art.allocate_artifact_dir(str(tmp_path), "  ")
-    with pytest.raises(art.ArtifactError, match="nothing usable remains"):
+    with pytest.raises(errors.ArtifactError, match="nothing usable remains"):
         art.allocate_artifact_dir(str(tmp_path), "///")
 
 
@@ -101,5 +102,5 @@ def test_unwritable_parent_is_a_clear_error(tmp_path):
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
         target = str(locked / "child")
-    with pytest.raises(art.ArtifactError, match=re.escape("artifact directory %s: cannot be created" % target)):
+    with pytest.raises(errors.ArtifactError, match=re.escape("artifact directory %s: cannot be created" % target)):
         art.ensure_dir(target)

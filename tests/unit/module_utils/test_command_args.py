@@ -2,6 +2,7 @@ import os
 
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as ca
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
 
@@ -52,12 +53,12 @@ def test_extra_wins(rendered):
 
 
 def test_placeholder_left_is_an_error(rendered):
-    with pytest.raises(ca.CommandArgsError, match=r"'sutest/cluster set_scale': parameter\(s\) scale still set to SET_AT_RUNTIME"):
+    with pytest.raises(errors.CommandArgsError, match=r"'sutest/cluster set_scale': parameter\(s\) scale still set to SET_AT_RUNTIME"):
         ca.command_args(rendered, "cluster", "set_scale", prefix="sutest")
 
 
 def test_unknown_entry_lists_known_ones(rendered):
-    with pytest.raises(ca.CommandArgsError) as error:
+    with pytest.raises(errors.CommandArgsError) as error:
         ca.command_args(rendered, "cluster", "set_scale", prefix="sutset")
     message = str(error.value)
     assert "no entry 'sutset/cluster set_scale' (did you mean 'sutest/cluster set_scale'?)" in message
@@ -65,22 +66,22 @@ def test_unknown_entry_lists_known_ones(rendered):
 
 
 def test_unknown_parameter_for_the_role(rendered):
-    with pytest.raises(ca.CommandArgsError, match=r"unknown parameter\(s\) colour for role host_capture_environment; known parameters: gpu, packages"):
+    with pytest.raises(errors.CommandArgsError, match=r"unknown parameter\(s\) colour for role host_capture_environment; known parameters: gpu, packages"):
         ca.command_args(rendered, "host", "capture_environment", extra={"colour": 1}, known_params=["gpu", "packages"])
 
 
 def test_missing_config_key_in_template_is_named():
-    with pytest.raises(ca.CommandArgsError, match=r"'dict object' has no attribute 'sutest'"):
+    with pytest.raises(errors.CommandArgsError, match=r"'dict object' has no attribute 'sutest'"):
         ca.render_command_args(TEMPLATE, {"tests": CONFIG["tests"], "clusters": {}})
 
 
 def test_malformed_entry_key_is_refused():
-    with pytest.raises(ca.CommandArgsError, match=r"expected '\[prefix/\]group command\[/suffix\]'"):
+    with pytest.raises(errors.CommandArgsError, match=r"expected '\[prefix/\]group command\[/suffix\]'"):
         ca.render_command_args("just_one_word:\n  a: 1\n", {})
 
 
 def test_template_syntax_error_has_line():
-    with pytest.raises(ca.CommandArgsError, match=r"line 2"):
+    with pytest.raises(errors.CommandArgsError, match=r"line 2"):
         ca.render_command_args("a b:\n  x: {{ oops\n", {})
 
 
@@ -101,7 +102,7 @@ def test_shipped_template_renders_for_shipped_config_and_matches_role_specs():
 
 
 def test_unknown_role_lists_available_roles():
-    with pytest.raises(ca.CommandArgsError, match=r"toolbox role 'host_nothing' does not exist; available roles: .*host_capture_environment"):
+    with pytest.raises(errors.CommandArgsError, match=r"toolbox role 'host_nothing' does not exist; available roles: .*host_capture_environment"):
         ca.role_argument_options(ROLES, "host_nothing")
 
 

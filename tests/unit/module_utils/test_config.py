@@ -3,7 +3,9 @@ import os
 
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "configs")
 PRESETS = os.path.join(FIXTURES, "presets.yaml")
@@ -62,13 +64,13 @@ def test_document_is_not_modified():
 
 
 def test_cycle_prints_the_chain_on_one_line():
-    with pytest.raises(cfg.ConfigError) as error:
+    with pytest.raises(errors.ConfigError) as error:
         cfg.resolve_config(CYCLE, presets="a")
     assert one_line(str(error.value)) == "preset cycle in 'extends': a -> b -> c -> a"
 
 
 def test_unknown_preset_lists_known_ones():
-    with pytest.raises(cfg.ConfigError) as error:
+    with pytest.raises(errors.ConfigError) as error:
         cfg.resolve_config(PRESETS, presets="fsat")
     message = one_line(str(error.value))
     assert "unknown preset 'fsat'" in message
@@ -79,12 +81,12 @@ def test_unknown_preset_lists_known_ones():
 def test_extends_naming_unknown_preset_names_the_referrer(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("a: {b: 1}\nci_presets:\n  p:\n    extends: [nope]\n")
-    with pytest.raises(cfg.ConfigError, match=r"preset 'p' extends unknown preset 'nope'; known presets: p"):
+    with pytest.raises(errors.ConfigError, match=r"preset 'p' extends unknown preset 'nope'; known presets: p"):
         cfg.resolve_config(str(path), presets="p")
 
 
 def test_new_key_names_it_and_closest_existing_keys():
-    with pytest.raises(cfg.ConfigError) as error:
+    with pytest.raises(errors.ConfigError) as error:
         cfg.resolve_config(PRESETS, presets="new_key")
     message = one_line(str(error.value))
     assert "preset 'new_key': key 'tests.benchmark.timeot_s' does not exist" in message
@@ -92,7 +94,7 @@ def test_new_key_names_it_and_closest_existing_keys():
 
 
 def test_setting_below_a_scalar_is_an_error():
-    with pytest.raises(cfg.ConfigError, match=r"'tests.benchmark.timeout_s' is a int, not a section"):
+    with pytest.raises(errors.ConfigError, match=r"'tests.benchmark.timeout_s' is a int, not a section"):
         cfg.resolve_config(PRESETS, presets="scalar_parent")
 
 
@@ -103,7 +105,7 @@ def test_empty_preset_and_empty_names_are_fine():
 
 
 def test_preset_names_of_wrong_type_are_refused():
-    with pytest.raises(cfg.ConfigError, match="expected a name or a comma-separated list"):
+    with pytest.raises(errors.ConfigError, match="expected a name or a comma-separated list"):
         cfg.parse_preset_names(3)
 
 
@@ -117,17 +119,17 @@ def test_overrides_from_json_yaml_and_mapping():
 
 
 def test_override_cannot_create_keys():
-    with pytest.raises(cfg.ConfigError, match=r"^overrides: key 'tests.nope' does not exist"):
+    with pytest.raises(errors.ConfigError, match=r"^overrides: key 'tests.nope' does not exist"):
         cfg.resolve_config(PRESETS, overrides={"tests.nope": 1})
 
 
 def test_override_of_presets_section_is_refused():
-    with pytest.raises(cfg.ConfigError, match="cannot modify the 'ci_presets' section"):
+    with pytest.raises(errors.ConfigError, match="cannot modify the 'ci_presets' section"):
         cfg.resolve_config(PRESETS, overrides={"ci_presets.base": {}})
 
 
 def test_overrides_must_be_a_mapping():
-    with pytest.raises(cfg.ConfigError, match="expected a mapping of dotted keys to values, got list"):
+    with pytest.raises(errors.ConfigError, match="expected a mapping of dotted keys to values, got list"):
         cfg.resolve_config(PRESETS, overrides="[1, 2]")
 
 
@@ -141,12 +143,12 @@ def test_overrides_file_applies_before_inline_overrides(tmp_path):
 
 
 def test_missing_overrides_file_is_named(tmp_path):
-    with pytest.raises(cfg.ConfigError, match=r"overrides file .*nope.yaml: cannot be read"):
+    with pytest.raises(errors.ConfigError, match=r"overrides file .*nope.yaml: cannot be read"):
         cfg.resolve_config(PRESETS, overrides_file=str(tmp_path / "nope.yaml"))
 
 
 def test_malformed_document_names_file_and_line():
-    with pytest.raises(cfg.ConfigError) as error:
+    with pytest.raises(errors.ConfigError) as error:
         cfg.load_config_document(MALFORMED)
     message = one_line(str(error.value))
     assert message.startswith("config file %s: line " % MALFORMED)
@@ -155,19 +157,19 @@ def test_malformed_document_names_file_and_line():
 def test_duplicate_key_is_an_error_with_both_lines(tmp_path):
     path = tmp_path / "dup.yaml"
     path.write_text("tests:\n  a: 1\n  a: 2\n")
-    with pytest.raises(cfg.ConfigError, match=r"line 3, column 3: key 'a' defined twice \(first on line 2\)"):
+    with pytest.raises(errors.ConfigError, match=r"line 3, column 3: key 'a' defined twice \(first on line 2\)"):
         cfg.load_config_document(str(path))
 
 
 def test_document_must_be_a_mapping(tmp_path):
     path = tmp_path / "list.yaml"
     path.write_text("- 1\n")
-    with pytest.raises(cfg.ConfigError, match="expected a YAML mapping of sections, got list"):
+    with pytest.raises(errors.ConfigError, match="expected a YAML mapping of sections, got list"):
         cfg.load_config_document(str(path))
 
 
 def test_missing_document_is_named(tmp_path):
-    with pytest.raises(cfg.ConfigError, match=r"config file .*absent.yaml: cannot be read"):
+    with pytest.raises(errors.ConfigError, match=r"config file .*absent.yaml: cannot be read"):
         cfg.load_config_document(str(tmp_path / "absent.yaml"))
 
 
@@ -175,7 +177,7 @@ def test_get_dotted_and_its_errors():
     config = cfg.resolve_config(PRESETS).config
     assert cfg.get_dotted(config, "tests.benchmark.harness.backend") == "numpy"
     assert cfg.get_dotted(config, "tests.nothing", default=None) is None
-    with pytest.raises(cfg.ConfigError, match=r"config key 'tests.benchmark.timout_s' does not exist; closest existing keys: tests.benchmark.timeout_s"):
+    with pytest.raises(errors.ConfigError, match=r"config key 'tests.benchmark.timout_s' does not exist; closest existing keys: tests.benchmark.timeout_s"):
         cfg.get_dotted(config, "tests.benchmark.timout_s")
 
 
@@ -188,16 +190,16 @@ def test_validate_section_with_pydantic_names_section_and_key():
         threads: int | None = None
 
     config = cfg.resolve_config(PRESETS).config
-    assert cfg.validate_section(config, "tests.benchmark.harness", Harness).backend == "numpy"
+    assert config_schema.validate_section(config, "tests.benchmark.harness", Harness).backend == "numpy"
     config["tests"]["benchmark"]["harness"]["backnd"] = "x"
-    with pytest.raises(cfg.ConfigError) as error:
-        cfg.validate_section(config, "tests.benchmark.harness", Harness)
+    with pytest.raises(errors.ConfigError) as error:
+        config_schema.validate_section(config, "tests.benchmark.harness", Harness)
     assert one_line(str(error.value)) == (
         "config section 'tests.benchmark.harness' is invalid: unknown key 'tests.benchmark.harness.backnd' (did you mean 'backend'?)"
     )
     config["tests"]["benchmark"]["harness"] = {"backend": "numpy", "threads": "many"}
-    with pytest.raises(cfg.ConfigError, match=r"'tests.benchmark.harness.threads': Input should be a valid integer"):
-        cfg.validate_section(config, "tests.benchmark.harness", Harness)
+    with pytest.raises(errors.ConfigError, match=r"'tests.benchmark.harness.threads': Input should be a valid integer"):
+        config_schema.validate_section(config, "tests.benchmark.harness", Harness)
 
 
 def test_shipped_document_and_every_shipped_preset_resolve():

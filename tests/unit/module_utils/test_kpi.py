@@ -2,6 +2,7 @@ import pydantic
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as k
 
 
@@ -41,14 +42,14 @@ def test_missing_metadata_and_direction_are_reported_together():
     def no_direction(payload):
         return 1
 
-    with pytest.raises(k.KPIError) as error:
+    with pytest.raises(errors.KPIError) as error:
         k.collect_kpis([no_metadata, no_direction])
     assert str(error.value) == ("KPI no_metadata lacks @KPIMetadata(help=..., unit=...); "
                                 "KPI no_direction lacks @HigherBetter or @LowerBetter")
 
 
 def test_both_directions_is_an_error():
-    with pytest.raises(k.KPIError, match="declared both HigherBetter and LowerBetter"):
+    with pytest.raises(errors.KPIError, match="declared both HigherBetter and LowerBetter"):
         @k.LowerBetter
         @k.HigherBetter
         @k.KPIMetadata(help="x", unit="s")
@@ -57,7 +58,7 @@ def test_both_directions_is_an_error():
 
 
 def test_zero_divisor_is_refused():
-    with pytest.raises(k.KPIError, match="divisor must be non-zero"):
+    with pytest.raises(errors.KPIError, match="divisor must be non-zero"):
         @k.FormatDivisor(0, unit="x")
         def bad(payload):
             return 1
@@ -76,7 +77,7 @@ def test_lenient_mode_gives_none_with_warnings():
 
 def test_strict_mode_fails_with_the_list_of_what_is_missing():
     definitions = k.collect_kpis(make_kpis())
-    with pytest.raises(k.MissingData) as error:
+    with pytest.raises(errors.MissingData) as error:
         k.compute_kpis(definitions, {"results": {}}, strict=True)
     assert error.value.missing == ["kpi rate", "kpi memory"]
 
@@ -89,7 +90,7 @@ class Labels(pydantic.BaseModel):
 
 def test_labels_strict_and_lenient():
     assert k.validate_labels(Labels, {"model": "m", "size": "3"}) == ({"model": "m", "size": 3}, [])
-    with pytest.raises(k.MissingData) as error:
+    with pytest.raises(errors.MissingData) as error:
         k.validate_labels(Labels, {"model": "m", "colour": "red"}, strict=True)
     assert error.value.missing == ["label size", "unknown label colour"]
     labels, warnings = k.validate_labels(Labels, {"model": "m", "colour": "red"})

@@ -7,7 +7,17 @@ import yaml
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils import executors
+from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
+
+HARNESS = harnesses.get_harness("perf_indicator")
+
+
+def plan_points(points, indicators=None, name_template=None):
+    return mx.plan_points(points, HARNESS, {"indicators": indicators or {}}, name_template)
+
 
 SCRIPTED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "indicators", "scripted.py"))
 CUSTOM = {"scripted": {"command": [sys.executable, SCRIPTED], "parameters": None}}
@@ -24,7 +34,7 @@ def test_cartesian_product_in_document_order_with_common_settings():
 
 
 def test_empty_factor_list_is_an_error():
-    with pytest.raises(mx.MatrixError, match="matrix factor 'size' has an empty list of values"):
+    with pytest.raises(MatrixError, match="matrix factor 'size' has an empty list of values"):
         mx.expand_matrix({"size": []})
 
 
@@ -35,7 +45,7 @@ def test_exclude_drops_matching_combinations_partially_matched():
 
 
 def test_exclude_naming_an_unknown_factor_is_an_error():
-    with pytest.raises(mx.MatrixError, match=r"matrix exclude #1 names unknown factor 'bb' \(did you mean 'b'\?\); known: a, b"):
+    with pytest.raises(MatrixError, match=r"matrix exclude #1 names unknown factor 'bb' \(did you mean 'b'\?\); known: a, b"):
         mx.expand_matrix({"a": [1], "b": [2]}, exclude=[{"bb": 2}])
 
 
@@ -56,7 +66,7 @@ def test_include_only_matrix_is_its_include_list():
 
 
 def test_include_naming_an_unknown_setting_is_an_error():
-    with pytest.raises(mx.MatrixError, match=r"matrix include #2 names unknown setting 'indicater' \(did you mean 'indicator'\?\)"):
+    with pytest.raises(MatrixError, match=r"matrix include #2 names unknown setting 'indicater' \(did you mean 'indicator'\?\)"):
         mx.expand_matrix({"indicator": ["matmul"]}, include=[{"size": 3}, {"indicater": "conv2d"}],
                          known_settings={"indicator", "size"})
 
@@ -77,10 +87,10 @@ def test_point_names_from_varying_settings_and_from_templates():
 
 def test_plan_refuses_duplicate_names_and_unused_template_fields():
     points = mx.expand_matrix({"indicator": "matmul", "size": [8, 16]})
-    with pytest.raises(mx.MatrixError, match=r"points #1 and #2 are both named 'matmul'"):
-        mx.plan_points(points, name_template="{indicator}")
-    with pytest.raises(mx.MatrixError, match=r"name_template '\{indicator\}_\{szie\}' uses szie, which no point sets"):
-        mx.plan_points(points, name_template="{indicator}_{szie}")
+    with pytest.raises(MatrixError, match=r"points #1 and #2 are both named 'matmul'"):
+        plan_points(points, name_template="{indicator}")
+    with pytest.raises(MatrixError, match=r"name_template '\{indicator\}_\{szie\}' uses szie, which no point sets"):
+        plan_points(points, name_template="{indicator}_{szie}")
 
 
 @pytest.mark.parametrize("settings,message", [
@@ -90,21 +100,22 @@ def test_plan_refuses_duplicate_names_and_unused_template_fields():
     ({"indicator": "conv2d", "size": 4}, "indicator conv2d has no parameter 'size'"),
 ])
 def test_bad_points_are_refused_before_anything_runs(settings, message):
-    with pytest.raises(mx.MatrixError) as error:
-        mx.plan_points([settings])
+    with pytest.raises(MatrixError) as error:
+        plan_points([settings])
     assert message in str(error.value)
 
 
 def test_custom_indicator_command_and_parameters():
     indicators = {"mine": {"command": ["python3", "my.py", "--size={size}"], "parameters": ["size"]}}
-    planned = mx.plan_points([{"indicator": "mine", "size": 4}], indicators)
-    assert planned[0].command == ["python3", "my.py", "--size=4"]
-    with pytest.raises(mx.MatrixError, match=r"indicator mine has no parameter other; its parameters: size"):
-        mx.plan_points([{"indicator": "mine", "size": 4, "other": 1}], indicators)
-    with pytest.raises(mx.MatrixError, match=r"command uses \{missing\}"):
-        mx.plan_points([{"indicator": "mine2"}], {"mine2": {"command": ["x", "{missing}"]}})
-    with pytest.raises(mx.MatrixError, match="shadows a built-in indicator"):
-        mx.plan_points([{"indicator": "matmul"}], {"matmul": {"command": ["x"]}})
+    planned = plan_points([{"indicator": "mine", "size": 4}], indicators)
+    assert planned[0].command.argv == ["python3", "my.py", "--size=4"]
+    assert json.loads(planned[0].command.env["PERFSCALE_SETTINGS"]) == {"indicator": "mine", "size": 4}
+    with pytest.raises(MatrixError, match=r"indicator mine has no parameter other; its parameters: size"):
+        plan_points([{"indicator": "mine", "size": 4, "other": 1}], indicators)
+    with pytest.raises(MatrixError, match=r"command uses \{missing\}"):
+        plan_points([{"indicator": "mine2"}], {"mine2": {"command": ["x", "{missing}"]}})
+    with pytest.raises(MatrixError, match="shadows a built-in indicator"):
+        plan_points([{"indicator": "matmul"}], {"matmul": {"command": ["x"]}})
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -117,19 +128,20 @@ def test_parallelism_policies(value, expected):
 
 @pytest.mark.parametrize("value", ["parallel", "barrier:0", "sliding:x", {"window": 2}, 3])
 def test_bad_parallelism_is_refused(value):
-    with pytest.raises(mx.MatrixError, match="parallelism"):
+    with pytest.raises(MatrixError, match="parallelism"):
         mx.parse_parallelism(value)
 
 
 # -- running -------------------------------------------------------------------
 
 def plan(points_settings, template="{name}"):
-    return mx.plan_points([dict(s, indicator="scripted") for s in points_settings], CUSTOM, template)
+    return plan_points([dict(s, indicator="scripted") for s in points_settings], CUSTOM, template)
 
 
 def run(tmp_path, points, parallelism="sequential", stop_on_error=False, timeout=30, progress=None):
     matrix_dir, resumed = mx.prepare_matrix_dir(str(tmp_path), points)
-    runner = mx.MatrixRunner(matrix_dir, points, timeout, parallelism, stop_on_error, on_progress=progress)
+    runner = mx.MatrixRunner(matrix_dir, points, timeout, HARNESS, executors.create_executor("local"), parallelism,
+                             stop_on_error, on_progress=progress)
     return runner.run(), matrix_dir, resumed
 
 
@@ -285,13 +297,13 @@ def test_shipped_presets_plan_without_errors():
 def test_misspelt_section_key_is_named():
     config = cfg.resolve_config(SHIPPED, presets="cpu_smoke").config
     config["tests"]["benchmark"]["matrix"]["factorz"] = {}
-    with pytest.raises(cfg.ConfigError, match=r"unknown key 'tests.benchmark.matrix.factorz' \(did you mean 'factors'\?\)"):
+    with pytest.raises(ConfigError, match=r"unknown key 'tests.benchmark.matrix.factorz' \(did you mean 'factors'\?\)"):
         benchmark.plan_benchmark(config)
 
 
 def test_everything_excluded_is_an_error():
     config = cfg.resolve_config(SHIPPED, overrides={"tests.benchmark.matrix.exclude": [{"indicator": "matmul"}]}).config
-    with pytest.raises(mx.MatrixError, match="expands to no point"):
+    with pytest.raises(MatrixError, match="expands to no point"):
         benchmark.plan_benchmark(config)
 
 

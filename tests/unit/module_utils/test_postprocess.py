@@ -5,6 +5,7 @@ import sys
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess as pp
 
@@ -87,13 +88,13 @@ def test_strict_mode_fails_with_the_list_of_what_is_missing(tree, config):
 
 
 def test_bad_configuration_is_refused_before_writing(tree, config):
-    config["matbench"]["reports"] = ["error_report", "typo_report"]
-    with pytest.raises(Exception, match=r"unknown report\(s\) typo_report"):
+    config["postprocess"]["reports"] = ["error_report", "typo_report"]
+    with pytest.raises(errors.ReportError, match=r"unknown report\(s\) typo_report"):
         pp.visualize(str(tree), config)
-    config["matbench"]["reports"] = ["error_report"]
-    config["matbench"]["workload"] = "no_such_workload"
-    with pytest.raises(pp.PostProcessError, match="cannot be imported"):
+    config["postprocess"]["reports"] = ["error_report"]
+    config["postprocess"]["workload"] = "no_such_workload"
+    with pytest.raises(errors.WorkloadError, match="cannot be imported"):
         pp.visualize(str(tree), config)
     assert not [d for d in os.listdir(tree) if d.endswith("__plots")]
-    with pytest.raises(pp.PostProcessError, match="not a directory"):
+    with pytest.raises(errors.PostProcessError, match="not a directory"):
         pp.visualize(str(tree / "absent"), config)

@@ -3,8 +3,11 @@ import os
 import pandas as pd
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import reports as r
-from ansible_collections.perfscale.topsail.plugins.module_utils import store
+from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators_report as perf_report
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
 
 DF = pd.DataFrame([
     {"test_path": "m/0", "indicator": "matmul", "size": 256, "dtype": "float32", "backend": "numpy", "rate": 100.0},
@@ -32,13 +35,13 @@ def test_categorical_factor_gets_a_category_axis():
 
 
 def test_rate_vs_size_by_dtype_and_backend():
-    fig = r.plot_rate_vs_size(DF, "size")
+    fig = perf_report.plot_rate_vs_size(DF, "size")
     assert sorted(t.name for t in fig.data) == ["dtype=float32, backend=numpy", "dtype=float64, backend=numpy"]
     assert fig.layout.yaxis.title.text == "rate (GFLOP/s)"
 
 
 def test_kpi_per_test_has_one_bar_per_test():
-    fig = r.plot_kpi_per_test(DF, "rate", "GFLOP/s")
+    fig = perf_report.plot_kpi_per_test(DF, "rate", "GFLOP/s")
     assert sum(len(t.y) for t in fig.data) == 4
 
 
@@ -48,9 +51,14 @@ def test_factors_with_at_least_two_set_values():
     assert r.combination_label(df.iloc[[4]], ["size", "height"]) == ["height=56"]
 
 
-def test_unknown_report_name_is_an_error():
-    with pytest.raises(r.ReportError, match=r"unknown report\(s\) nope; known reports: error_report, indicator_report, matrix_overview"):
-        r.check_report_names(["error_report", "nope"])
+def test_report_names_come_from_the_generic_registry_and_the_workload():
+    workload = workload_lib.load_workload("perf_indicators")
+    assert r.report_names(None, workload) == ["error_report", "matrix_overview", "indicator_report"]
+    assert r.report_names(["indicator_report"], workload) == ["indicator_report"]
+    assert "indicator" not in " ".join(r.GENERIC_REPORTS)  # the generic registry knows no workload
+    with pytest.raises(errors.ReportError, match=r"unknown report\(s\) nope; reports of workload perf_indicators: "
+                                                 r"error_report, indicator_report, matrix_overview"):
+        r.report_names(["error_report", "nope"], workload)
 
 
 def make_entries():
@@ -78,7 +86,8 @@ def test_written_reports_work_offline_and_are_linked_from_the_index(tmp_path):
         name, unit, help, ignored_for_regression = "rate", "GFLOP/s", "Throughput", False
 
     context = r.ReportContext(entries, payloads, [Definition()], [], "My results")
-    written = r.write_reports(str(tmp_path), context, ["error_report", "indicator_report", "matrix_overview"])
+    written = r.write_reports(str(tmp_path), context, ["error_report", "indicator_report", "matrix_overview"],
+                              workload_lib.load_workload("perf_indicators"))
     assert [w[2] for w in written] == ["error_report.html", "indicator_report.html", "matrix_overview.html"]
     assert os.path.getsize(tmp_path / r.PLOTLY_JS) > 1_000_000
     index = (tmp_path / r.INDEX).read_text()

@@ -1,5 +1,6 @@
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as sec
 
 CONFIG = {"secrets": {"dir_env": "MY_SECRETS"}}
@@ -22,18 +23,18 @@ def test_default_env_variable_when_config_does_not_name_one(secrets_dir):
 
 
 def test_unset_env_names_the_variable():
-    with pytest.raises(sec.SecretError, match=r"environment variable MY_SECRETS is not set"):
+    with pytest.raises(errors.SecretError, match=r"environment variable MY_SECRETS is not set"):
         sec.read_secret(CONFIG, "token", environ={})
 
 
 def test_missing_secret_does_not_leak_paths_or_values(secrets_dir):
-    with pytest.raises(sec.SecretError, match=r"secret 'absent': cannot be read"):
+    with pytest.raises(errors.SecretError, match=r"secret 'absent': cannot be read"):
         sec.read_secret(CONFIG, "absent", environ={"MY_SECRETS": str(secrets_dir)})
 
 
 @pytest.mark.parametrize("name", ["../etc/passwd", "a/b", "..", ""])
 def test_names_cannot_escape_the_directory(secrets_dir, name):
-    with pytest.raises(sec.SecretError, match="expected a file name inside the secrets directory"):
+    with pytest.raises(errors.SecretError, match="expected a file name inside the secrets directory"):
         sec.read_secret(CONFIG, name, environ={"MY_SECRETS": str(secrets_dir)})
 
 

@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import store
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
 from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
@@ -192,13 +193,13 @@ def test_missing_uuid_and_bad_exit_code_degrade(tree, workload):
 
 
 def test_workload_errors_are_clear(tmp_path):
-    with pytest.raises(workload_lib.WorkloadError, match=r"workload 'nope.nothing' cannot be imported .*; built-in workloads: perf_indicators"):
+    with pytest.raises(errors.WorkloadError, match=r"workload 'nope.nothing' cannot be imported .*; built-in workloads: perf_indicators"):
         workload_lib.load_workload("nope.nothing")
     broken = tmp_path / "broken.py"
     broken.write_text("ARTIFACT_DIRNAMES = {}\n")
-    with pytest.raises(workload_lib.WorkloadError, match=r"lacks parse_once, kpi_labels, labels_model, KPIS"):
+    with pytest.raises(errors.WorkloadError, match=r"lacks parse_once, kpi_labels, labels_model, KPIS"):
         workload_lib.load_workload(str(broken))
     crashing = tmp_path / "crashing.py"
     crashing.write_text("raise RuntimeError('bad import')\n")
-    with pytest.raises(workload_lib.WorkloadError, match=r"failed to load: RuntimeError: bad import"):
+    with pytest.raises(errors.WorkloadError, match=r"failed to load: RuntimeError: bad import"):
         workload_lib.load_workload(str(crashing))

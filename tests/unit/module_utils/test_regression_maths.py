@@ -2,8 +2,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression as rg
-from ansible_collections.perfscale.topsail.plugins.module_utils.regression_analysis import judge
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths as rg
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression.verdicts import judge
 
 METHODS = ("edivisive", "zscore", "relative")
 
@@ -17,7 +19,7 @@ def noisy(n, level=100.0, cv=0.01, seed=0):
 def test_a_clear_step_is_found_at_its_index(method, index, step):
     values = noisy(80, seed=index)
     values[index:] *= 1 + step
-    changes = rg.find_change_points(values, method)
+    changes = methods.find_change_points(values, method)
     assert [c.index for c in changes] == [index]
     change = changes[0]
     assert change.relative_change == pytest.approx(step, abs=0.02)
@@ -28,7 +30,7 @@ def test_a_clear_step_is_found_at_its_index(method, index, step):
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("seed", range(5))
 def test_flat_noise_finds_nothing(method, seed):
-    assert rg.find_change_points(noisy(100, cv=0.02, seed=seed), method) == []
+    assert methods.find_change_points(noisy(100, cv=0.02, seed=seed), method) == []
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -36,7 +38,7 @@ def test_flat_noise_finds_nothing(method, seed):
 def test_a_single_spike_is_not_a_change(method, position, size):
     values = noisy(90, seed=position)
     values[position] *= 1 + size
-    assert rg.find_change_points(values, method) == []
+    assert methods.find_change_points(values, method) == []
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -44,13 +46,13 @@ def test_two_steps_are_both_found(method):
     values = noisy(100, seed=9)
     values[30:] *= 1.2
     values[70:] /= 1.2
-    assert [c.index for c in rg.find_change_points(values, method)] == [30, 70]
+    assert [c.index for c in methods.find_change_points(values, method)] == [30, 70]
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_the_newest_value_alone_can_be_a_change(method):
     values = list(noisy(30, seed=4)) + [80.0]
-    changes = rg.find_change_points(values, method)
+    changes = methods.find_change_points(values, method)
     assert changes and changes[-1].index == 30 and changes[-1].relative_change < -0.15
 
 
@@ -86,24 +88,24 @@ def test_pooled_t_test_matches_scipy():
 
 
 def test_constant_series_and_short_series():
-    assert rg.find_change_points([5.0] * 30) == []
-    assert rg.find_change_points([1.0]) == []
-    assert [c.index for c in rg.find_change_points([5.0] * 20 + [7.0] * 20)] == [20]
-    assert rg.find_change_points([1.0, None, 1.0]) == []
+    assert methods.find_change_points([5.0] * 30) == []
+    assert methods.find_change_points([1.0]) == []
+    assert [c.index for c in methods.find_change_points([5.0] * 20 + [7.0] * 20)] == [20]
+    assert methods.find_change_points([1.0, None, 1.0]) == []
 
 
 def test_unknown_method_and_option_are_errors():
-    with pytest.raises(rg.RegressionError, match=r"regression method 'hunter': expected one of edivisive, zscore, relative"):
-        rg.find_change_points([1, 2, 3], "hunter")
-    with pytest.raises(rg.RegressionError, match=r"regression method zscore has no option window; its options: confirm, "):
-        rg.find_change_points([1, 2, 3], "zscore", window=3)
+    with pytest.raises(errors.RegressionError, match=r"regression method 'hunter': expected one of edivisive, relative, zscore"):
+        methods.find_change_points([1, 2, 3], "hunter")
+    with pytest.raises(errors.RegressionError, match=r"regression method zscore has no option window; its options: confirm, "):
+        methods.find_change_points([1, 2, 3], "zscore", window=3)
 
 
 def test_options_change_the_sensitivity():
     values = noisy(60, cv=0.01, seed=2)
     values[30:] *= 1.03
-    assert [c.index for c in rg.find_change_points(values, "edivisive")] == [30]
-    assert rg.find_change_points(values, "edivisive", min_magnitude=0.05) == []
+    assert [c.index for c in methods.find_change_points(values, "edivisive")] == [30]
+    assert methods.find_change_points(values, "edivisive", min_magnitude=0.05) == []
 
 
 @pytest.mark.parametrize("higher_is_better,drop,verdict", [
@@ -112,20 +114,20 @@ def test_options_change_the_sensitivity():
 def test_direction_decides_regression_or_improvement(higher_is_better, drop, verdict, method):
     history = list(noisy(30, seed=5))
     current = 80.0 if drop else 125.0
-    got, evidence = judge(history, current, higher_is_better, method, rg.options_for(method, {}), 0.1)
+    got, evidence = judge(history, current, higher_is_better, method, methods.resolve_options(method, {}), 0.1)
     assert got == verdict
     assert evidence["history_points"] == 30 and evidence["method"] == method
 
 
 def test_a_change_already_in_the_history_is_not_the_current_runs():
     history = list(noisy(20, seed=6)) + list(noisy(10, level=80, seed=7))
-    verdict, evidence = judge(history, 80.5, True, "edivisive", rg.options_for("edivisive", {}), 0.1)
+    verdict, evidence = judge(history, 80.5, True, "edivisive", methods.resolve_options("edivisive", {}), 0.1)
     assert verdict == "no_change"
     assert [c["index"] for c in evidence["change_points"]] == [20]
 
 
 def test_short_history_compares_with_the_mean_and_no_history_is_said():
-    options = rg.options_for("edivisive", {})
+    options = methods.resolve_options("edivisive", {})
     assert judge([], 10.0, True, "edivisive", options, 0.1)[0] == "no_history"
     verdict, evidence = judge([100.0, 102.0], 85.0, True, "edivisive", options, 0.1)
     assert verdict == "regression" and evidence["method"] == "short_history"

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Built-in performance indicators: matmul, conv1d, conv2d.
+"""Built-in performance indicators: matmul, conv1d, conv2d (the script the
+``perf_indicator`` harness runs; see ``perf_indicator.py`` beside it).
 
 Run one by hand::
 
-    python -m ansible_collections.perfscale.topsail.plugins.module_utils.perf_indicator \\
+    python -m ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.indicators \\
         matmul size=1024 dtype=float32 reps=10
 
 It prints one JSON document on stdout (the performance-indicator contract:
@@ -67,8 +68,11 @@ INDICATOR_PARAMETERS = {
 }
 
 
-class IndicatorError(ValueError):
-    """Invalid indicator settings, with a one-line message."""
+try:
+    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import IndicatorError
+except ImportError:  # run by path as a script (only the standard library is importable then)
+    class IndicatorError(ValueError):
+        """Invalid indicator settings, with a one-line message."""
 
 
 def known_indicators():
@@ -386,14 +390,14 @@ def parse_cli_settings(arguments):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        sys.stderr.write("usage: perf_indicator {%s} [key=value ...]\n" % ",".join(known_indicators()))
+        sys.stderr.write("usage: indicators {%s} [key=value ...]\n" % ",".join(known_indicators()))
         for name in known_indicators():
             sys.stderr.write("  %s: %s\n" % (name, ", ".join(parameter_names(name))))
         return 0 if argv else 2
     try:
         document = run_indicator(argv[0], parse_cli_settings(argv[1:]))
     except IndicatorError as exc:
-        sys.stderr.write("perf_indicator: %s\n" % exc)
+        sys.stderr.write("indicators: %s\n" % exc)
         return 2
     sys.stdout.write(json.dumps(document) + "\n")
     result = document["@result"]

@@ -16,20 +16,17 @@ import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression_analysis
 from ansible_collections.perfscale.topsail.plugins.module_utils import reports
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_store
+from ansible_collections.perfscale.topsail.plugins.module_utils import stores
 from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError, StoreError
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 
 SUMMARY_FILE = "regression_summary.yaml"
 RECORDS_FILE = "regression_records.json"
-
-
-class RegressionRunError(ValueError):
-    pass
 
 
 def load_payloads(plots_dir):
@@ -42,27 +39,23 @@ def load_payloads(plots_dir):
 
 def run_regression_analysis(plots_dir, config, run_root, environ=None):
     if not os.path.isdir(plots_dir):
-        raise RegressionRunError("plots_dir %s: not a directory" % plots_dir)
-    section = config_lib.validate_section(config, "regression", regression_analysis.regression_model()).model_dump()
+        raise RegressionError("plots_dir %s: not a directory" % plots_dir)
+    section = config_schema.read_section(config, "regression")
     if not section["enabled"]:
         return {"skipped": True, "summary": None}
-    matbench = postprocess.read_matbench(config)
     export = export_lib.read_export(config)
-    try:
-        workload = workload_lib.load_workload(matbench["workload"])
-    except workload_lib.WorkloadError as exc:
-        raise RegressionRunError(str(exc)) from None
-    settings = regression_analysis.effective_settings(section, workload.regression)
+    workload = workload_lib.load_workload(config_schema.read_section(config, "postprocess")["workload"])
+    settings = verdicts.effective_settings(section, workload.regression)
     label_fields = list(workload.labels_model().model_fields)
     payloads = load_payloads(plots_dir)
     store = None
     try:
-        store = results_store.open_store(export, config, environ)
+        store = stores.open_store(export, config, environ)
         store.ensure_schema(label_fields)
-        summary, records, details = regression_analysis.analyse(payloads, store, settings, workload.name)
-    except results_store.StoreError as exc:
+        summary, records, details = verdicts.analyse(payloads, store, settings, workload.name)
+    except StoreError as exc:
         # graceful degradation, explicit: no verdict without history, the reason is reported
-        summary, records, details = regression_analysis.history_unavailable(payloads, settings, exc), [], []
+        summary, records, details = verdicts.history_unavailable(payloads, settings, exc), [], []
     finally:
         if store is not None:
             store.close()

@@ -1,45 +1,31 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Change-point detection on ordered series (docs/regression.md has the maths).
+"""The maths of change-point detection (docs/regression.md writes it down).
 
-``find_change_points(values, method="edivisive", **options)`` returns a list of
-``ChangePoint`` (``index`` = first point of the new segment, ``mean_before``,
-``mean_after``, ``relative_change``, ``pvalue`` where the method has one).
+Pure functions on an ordered numpy series, each returning ``ChangePoint``s
+(``index`` = first point of the new segment, ``mean_before``, ``mean_after``,
+``relative_change``, ``pvalue`` where the method has one):
 
-Methods
-    edivisive   E-divisive means (Matteson & James) to propose splits, Student's
-                t-test to accept them (as Hunter / Apache Otava do): recursive
-                binary segmentation, then a merge pass that drops the weakest
-                change points until every one is significant (``max_pvalue``) and
-                large enough (``min_magnitude``, relative). The t-test uses at
-                most ``window`` points on each side.
-    zscore      each point against the points since the last change (at least
-                ``min_history``): a change where |z| >= ``threshold``.
-    relative    mean of the next ``window`` points against the mean of the
-                points before (at least ``min_previous``): a change where the
-                relative difference >= ``threshold``; segmentation like edivisive.
+``edivisive``        E-divisive means (Matteson & James) to propose splits, Student's
+                     t-test to accept them (as Hunter / Apache Otava do): recursive
+                     binary segmentation, then a merge pass that drops the weakest
+                     change points until every one is significant (``max_pvalue``) and
+                     large enough (``min_magnitude``, relative). The t-test uses at
+                     most ``window`` points on each side.
+``zscore``           each point against the points since the last change (at least
+                     ``min_history``): a change where |z| >= ``threshold``.
+``relative_windows`` mean of the next ``window`` points against the mean of the
+                     points before (at least ``min_previous``): a change where the
+                     relative difference >= ``threshold``; segmentation like edivisive.
 
+The methods, their options and defaults are registered in ``methods.py``.
 Only numpy and scipy.special are used, both imported lazily.
 """
 
 from __future__ import annotations
 
 import math
-
-METHODS = ("edivisive", "zscore", "relative")
-
-# defaults chosen by benchmarks/tune_regression.py on a tuning corpus (a different seed
-# from the evaluation corpus of benchmarks/regression_quality.py)
-DEFAULTS = {
-    "edivisive": {"window": 10, "max_pvalue": 0.001, "min_magnitude": 0.02, "min_size": 3},
-    "zscore": {"threshold": 3.0, "min_history": 12, "min_magnitude": 0.02, "confirm": 3},
-    "relative": {"threshold": 0.08, "window": 10, "min_previous": 10},
-}
-
-
-class RegressionError(ValueError):
-    """Invalid method or options (one line)."""
 
 
 class ChangePoint:
@@ -66,29 +52,6 @@ def relative_change(before, after):
     if before == 0:
         return 0.0 if after == 0 else math.copysign(math.inf, after)
     return (after - before) / abs(before)
-
-
-def options_for(method, options):
-    if method not in METHODS:
-        raise RegressionError("regression method %r: expected one of %s" % (method, ", ".join(METHODS)))
-    merged = dict(DEFAULTS[method])
-    unknown = sorted(set(options) - set(merged))
-    if unknown:
-        raise RegressionError("regression method %s has no option %s; its options: %s"
-                              % (method, ", ".join(unknown), ", ".join(sorted(merged))))
-    merged.update(options)
-    return merged
-
-
-def find_change_points(values, method="edivisive", **options):
-    """Change points of an ordered series (None values are dropped first)."""
-    import numpy as np
-
-    series = np.asarray([v for v in values if v is not None], dtype=float)
-    settings = options_for(method, options)
-    if series.size < 2:
-        return []
-    return {"edivisive": _edivisive, "zscore": _zscore, "relative": _relative}[method](series, **settings)
 
 
 # --------------------------------------------------------------------------
@@ -193,7 +156,7 @@ def _accepted(change, max_pvalue, min_magnitude):
     return change.pvalue <= max_pvalue and abs(change.relative_change) >= min_magnitude
 
 
-def _edivisive(series, window, max_pvalue, min_magnitude, min_size):
+def edivisive(series, window, max_pvalue, min_magnitude, min_size):
     total = series.size
     prefix = _row_prefix(series)
     moments = Moments(series)
@@ -233,7 +196,7 @@ def _edivisive(series, window, max_pvalue, min_magnitude, min_size):
 # z-score
 
 
-def _zscore(series, threshold, min_history, min_magnitude, confirm):
+def zscore(series, threshold, min_history, min_magnitude, confirm):
     """Each point against the points since the last change.
 
     A candidate (|z| >= threshold, relative difference >= min_magnitude) becomes a
@@ -290,7 +253,7 @@ def _zscore(series, threshold, min_history, min_magnitude, confirm):
 # relative difference of windows
 
 
-def _relative(series, threshold, window, min_previous):
+def relative_windows(series, threshold, window, min_previous):
     import numpy as np
 
     prefix = np.concatenate(([0.0], np.cumsum(series)))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Turn an artifact tree into results: test roots, settings, parsers and their cache.
+"""The results tree: walk an artifact tree, parse its test roots, cache what was parsed.
 
 A *test root* is a directory holding both ``settings.yaml`` and ``exit_code``.
 Its settings are merged from the ``settings.yaml`` files of the directories
@@ -27,10 +27,8 @@ import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.artifacts import EXIT_CODE_FILE, SETTINGS_FILE, UUID_FILE
 
-SETTINGS_FILE = "settings.yaml"
-EXIT_CODE_FILE = "exit_code"
-UUID_FILE = ".uuid"
 SKIP_FILE = "skip"
 CACHE_FILE = ".perfscale_parse_cache.json"
 CACHE_FORMAT = 2
@@ -273,8 +271,9 @@ class Walk:
     """State shared by the tests of one walk: parent settings, glob results, stats
     of shared files (nothing changes the tree during a walk)."""
 
-    def __init__(self, results_dir, workload, environ=None):
+    def __init__(self, results_dir, workload, environ=None, write_cache=True):
         self.results_dir = os.path.abspath(results_dir)
+        self.write_cache = write_cache
         self.workload = workload
         self.environ = os.environ if environ is None else environ
         self.warnings = []
@@ -388,7 +387,7 @@ def parse_test(test_dir, walk):
             context.files_read[name] = _file_state(os.path.join(test_dir, name))
         record = {"fingerprint": walk.fingerprint, "files": context.files_read, "settings": own,
                   "exit_code": exit_code, "uuid": uuid, "results": results, "warnings": list(warnings)}
-        if not save_cache(test_dir, record):
+        if walk.write_cache and not save_cache(test_dir, record):
             warnings.append("%s: parse cache could not be written (read-only tree?)" % test_dir)
         from_cache = False
     warnings = cache_warnings + warnings
@@ -398,8 +397,9 @@ def parse_test(test_dir, walk):
     return entry
 
 
-def parse_results(results_dir, workload, environ=None):
-    """Parse every test root below ``results_dir``; returns (entries, warnings)."""
-    walk = Walk(results_dir, workload, environ)
+def parse_results(results_dir, workload, environ=None, write_cache=True):
+    """Parse every test root below ``results_dir``; returns (entries, warnings).
+    With ``write_cache=False`` fresh caches are used but nothing is written."""
+    walk = Walk(results_dir, workload, environ, write_cache)
     entries = [parse_test(root, walk) for root in find_test_roots(walk.results_dir)]
     return entries, walk.warnings

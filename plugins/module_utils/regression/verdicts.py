@@ -22,30 +22,12 @@ from __future__ import annotations
 import datetime
 import statistics
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_store
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 
 VERDICTS = ("regression", "improvement", "no_change", "no_history")
-
-
-def regression_model():
-    from typing import Any, Dict, List, Optional
-
-    import pydantic
-
-    class Regression(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="forbid")
-        enabled: bool = True
-        method: str = pydantic.Field(default="edivisive", pattern="^(edivisive|zscore|relative)$")
-        fail_test_on_regression: bool = False
-        short_history_threshold: float = pydantic.Field(default=0.10, gt=0)
-        options: Dict[str, Dict[str, Any]] = {}
-        comparison_keys: Optional[List[str]] = None
-        ignored_keys: Optional[List[str]] = None
-        sorting_keys: Optional[List[str]] = None
-        ignored_entries: Optional[Dict[str, List[Any]]] = None
-
-    return Regression
 
 
 def effective_settings(section, workload_regression):
@@ -54,21 +36,12 @@ def effective_settings(section, workload_regression):
     for key, default in (("comparison_keys", []), ("ignored_keys", []), ("sorting_keys", []), ("ignored_entries", {})):
         if settings.get(key) is None:
             settings[key] = workload_regression.get(key, default)
-    unknown_methods = sorted(set(settings["options"]) - set(regression.METHODS))
+    unknown_methods = sorted(set(settings["options"]) - set(methods.METHODS))
     if unknown_methods:
-        raise regression.RegressionError("regression.options: unknown method(s) %s; methods: %s"
-                                         % (", ".join(unknown_methods), ", ".join(regression.METHODS)))
-    settings["method_options"] = regression.options_for(settings["method"], settings["options"].get(settings["method"], {}))
+        raise RegressionError("regression.options: unknown method(s) %s; methods: %s"
+                              % (", ".join(unknown_methods), ", ".join(methods.method_names())))
+    settings["method_options"] = methods.resolve_options(settings["method"], settings["options"].get(settings["method"], {}))
     return settings
-
-
-def minimum_history(method, options):
-    """History points a method needs before its own test applies."""
-    if method == "edivisive":
-        return max(2 * options["min_size"], 4)
-    if method == "zscore":
-        return options["min_history"]
-    return options["min_previous"]
 
 
 def direction_verdict(relative_change, higher_is_better):
@@ -86,20 +59,21 @@ def judge(history_values, current, higher_is_better, method, options, short_hist
         return "no_history", evidence
     mean_before = statistics.fmean(history_values)
     evidence["history_mean"] = mean_before
-    if len(history_values) < minimum_history(method, options):
-        change = regression.relative_change(mean_before, current)
+    needed = methods.get_method(method).minimum_history(options)
+    if len(history_values) < needed:
+        change = maths.relative_change(mean_before, current)
         evidence.update(method="short_history", relative_change=change, threshold=short_history_threshold,
                         note="%d history point(s) < %d needed by %s: compared with the history mean"
-                             % (len(history_values), minimum_history(method, options), method))
+                             % (len(history_values), needed, method))
         if abs(change) >= short_history_threshold:
             return direction_verdict(change, higher_is_better), evidence
         return "no_change", evidence
     series = history_values + [current]
-    changes = regression.find_change_points(series, method, **options)
+    changes = methods.find_change_points(series, method, **options)
     evidence["change_points"] = [c.as_dict() for c in changes]
     latest = changes[-1] if changes else None
     if latest is None or latest.index != len(series) - 1:
-        evidence["relative_change"] = regression.relative_change(mean_before, current)
+        evidence["relative_change"] = maths.relative_change(mean_before, current)
         return "no_change", evidence
     evidence.update(latest.as_dict())
     return direction_verdict(latest.relative_change, higher_is_better), evidence
@@ -158,20 +132,29 @@ def analyse(payloads, store, settings, workload_name):
                                                       % payload["metadata"]["exit_code"]})
     ordered = sorted(({"payload": p, "labels": p["labels"], "test_path": p["metadata"]["test_path"]} for p in candidates),
                      key=_sort_key(settings["sorting_keys"]))
+    analysed = []
     for item in ordered:
-        payload, labels, test_path = item["payload"], item["labels"], item["test_path"]
-        reason = _ignored(labels, settings["ignored_entries"])
+        reason = _ignored(item["labels"], settings["ignored_entries"])
         if reason:
-            summary["not_analysed"].append({"test": test_path, "reason": reason})
+            summary["not_analysed"].append({"test": item["test_path"], "reason": reason})
             continue
+        analysed.append(item)
+    # one batch of history look-ups for the whole run (the hot path of the step)
+    lookups = [(item, name, kpi) for item in analysed for name, kpi in item["payload"]["kpis"].items()
+               if not kpi["ignored_for_regression"] and kpi["value"] is not None]
+    histories = store.history_batch(
+        [stores_base.HistoryQuery(workload_name, name, item["labels"], item["payload"]["metadata"]["test_uuid"])
+         for item, name, _kpi in lookups], ignore_keys=ignore)
+    history_of = {(id(item), name): history for (item, name, _kpi), history in zip(lookups, histories)}
+    for item in analysed:
+        payload, labels, test_path = item["payload"], item["labels"], item["test_path"]
         summary["entries_analysed"] += 1
         entry_detail = {"test": test_path, "labels": labels, "test_uuid": payload["metadata"]["test_uuid"],
                         "timestamp": payload["metadata"]["timestamp"], "kpis": []}
         for name, kpi in payload["kpis"].items():
             if kpi["ignored_for_regression"] or kpi["value"] is None:
                 continue
-            history = store.history(workload_name, name, labels, ignore_keys=ignore,
-                                    exclude_test_uuid=payload["metadata"]["test_uuid"])
+            history = history_of[(id(item), name)]
             verdict, evidence = judge([h.get("value") for h in history], kpi["value"], kpi["higher_is_better"],
                                       method, options, settings["short_history_threshold"])
             summary["kpis_analysed"] += 1
@@ -198,7 +181,7 @@ def analyse(payloads, store, settings, workload_name):
                            "history_points": evidence["history_points"],
                            "test_uuid": payload["metadata"]["test_uuid"], "@timestamp": payload["metadata"]["timestamp"],
                            "workload": workload_name,
-                           "doc_id": results_store.doc_id("regression", payload["metadata"]["test_uuid"], name)})
+                           "doc_id": stores_base.doc_id("regression", payload["metadata"]["test_uuid"], name)})
             records.append(record)
         details.append(entry_detail)
     summary["message"] = summary_message(summary)

@@ -4,8 +4,9 @@ import types
 import numpy as np
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import harness
-from ansible_collections.perfscale.topsail.plugins.module_utils import perf_indicator as pi
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import indicators as pi
 
 
 def naive_conv(inputs, weights, stride, padding):
@@ -68,7 +69,7 @@ def test_flop_counts_follow_the_operation_definition():
     ("matmul", {"peak_gflops": -3}, "peak_gflops must be > 0"),
 ])
 def test_invalid_settings_are_one_line_errors(indicator, settings, message):
-    with pytest.raises(pi.IndicatorError) as error:
+    with pytest.raises(errors.IndicatorError) as error:
         pi.validate_settings(indicator, settings)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
@@ -123,7 +124,7 @@ def test_summarize_rates_come_from_the_median():
 
 def test_run_indicator_produces_a_valid_contract_document():
     document = pi.run_indicator("matmul", {"size": 64, "reps": 3, "warmup": 1, "peak_gflops": 1e6})
-    harness.validate_output(json.dumps(document))
+    harness_base.validate_output(json.dumps(document))
     assert document["name"] == "matmul" and document["framework"] == "numpy"
     assert document["@parameters"]["size"] == 64
     assert document["@result"]["flop"] == 2 * 64 ** 3
@@ -134,21 +135,21 @@ def test_run_indicator_produces_a_valid_contract_document():
 def test_cli_prints_json_on_stdout_and_text_on_stderr(capsys):
     assert pi.main(["conv1d", "length=64", "reps=2", "warmup=0"]) == 0
     captured = capsys.readouterr()
-    document = harness.validate_output(captured.out)
+    document = harness_base.validate_output(captured.out)
     assert document["@parameters"]["length"] == 64
     assert "GFLOP/s" in captured.err and "GFLOP/s" not in captured.out
 
 
 def test_cli_rejects_bad_input_with_exit_2(capsys):
     assert pi.main(["matmul", "size=-5"]) == 2
-    assert capsys.readouterr().err == "perf_indicator: size must be a positive integer, got -5\n"
+    assert capsys.readouterr().err == "indicators: size must be a positive integer, got -5\n"
     assert pi.main(["matmul", "oops"]) == 2
 
 
 def test_torch_backend_on_cpu_matches_the_contract():
     torch = pytest.importorskip("torch")
     document = pi.run_indicator("conv2d", {"backend": "torch", "height": 16, "width": 16, "reps": 2, "threads": 1})
-    harness.validate_output(json.dumps(document))
+    harness_base.validate_output(json.dumps(document))
     assert document["framework"] == "torch"
     assert document["environment"]["torch"] == torch.__version__
     assert document["environment"]["torch_threads"] == 1
@@ -158,5 +159,5 @@ def test_cuda_without_a_gpu_is_a_clear_error():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    with pytest.raises(pi.IndicatorError, match="device cuda requested but torch.cuda.is_available\\(\\) is false"):
+    with pytest.raises(errors.IndicatorError, match="device cuda requested but torch.cuda.is_available\\(\\) is false"):
         pi.run_indicator("matmul", {"backend": "torch", "device": "cuda", "size": 8})

@@ -1,7 +1,9 @@
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression_analysis as ra
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_store as rs
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts as ra
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore
 
 SECTION = {"enabled": True, "method": "edivisive", "fail_test_on_regression": True, "short_history_threshold": 0.1,
            "options": {}, "comparison_keys": None, "ignored_keys": None, "sorting_keys": None, "ignored_entries": None}
@@ -27,13 +29,13 @@ def payload(uuid, size, rate, time_median, version="9.0", exit_code=0):
 
 @pytest.fixture
 def store(tmp_path):
-    store = rs.SQLiteStore(tmp_path / "history.sqlite")
+    store = SQLiteStore(tmp_path / "history.sqlite")
     store.ensure_schema()
     documents = []
     for day in range(1, 21):
         for size, rate in ((256, 100.0), (512, 200.0)):
             for name, value in (("rate", rate * (1 + 0.005 * (day % 3))), ("time_median", 1.0 / rate)):
-                documents.append(rs.kpi_document({
+                documents.append(stores_base.kpi_document({
                     "indicator": "matmul", "size": size, "version": "1.%d" % (day // 5), "test_path": "old/%d" % day,
                     "kpi_name": name, "value": value, "unit": "x", "higher_is_better": name == "rate",
                     "ignored_for_regression": False, "test_uuid": "d%d-%d" % (day, size), "workload": "w",
@@ -83,9 +85,9 @@ def test_ignored_entries_are_not_analysed(store):
 
 
 def test_unknown_method_options_are_refused():
-    with pytest.raises(ValueError, match="regression.options: unknown method"):
+    with pytest.raises(errors.RegressionError, match="regression.options: unknown method"):
         ra.effective_settings(dict(SECTION, options={"hunter": {}}), WORKLOAD)
-    with pytest.raises(ValueError, match="has no option"):
+    with pytest.raises(errors.RegressionError, match="has no option"):
         ra.effective_settings(dict(SECTION, options={"edivisive": {"alpha": 1}}), WORKLOAD)
 
 
@@ -96,7 +98,7 @@ def test_history_unavailable_summary_says_why():
 
 
 def test_entries_are_reported_in_sorting_key_order_numbers_by_value(tmp_path):
-    empty = rs.SQLiteStore(tmp_path / "empty.sqlite")
+    empty = SQLiteStore(tmp_path / "empty.sqlite")
     empty.ensure_schema()
     sizes = [3, -1, None, -2, 10]
     payloads = [payload("s%d" % i, size, 1.0, 1.0) for i, size in enumerate(sizes)]

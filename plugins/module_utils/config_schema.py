@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The schema of the configuration: every section's model, in one place.
+
+Each section the collection reads has a pydantic model here (unknown keys are
+errors, types and ranges are checked); the values a key may take come from the
+registries (``export.backend`` from ``stores``, ``regression.method`` and its
+options from ``regression.methods``, ``tests.benchmark.harness`` from
+``harnesses``, ``tests.benchmark.executor`` from ``executors``), never from a
+list written here. ``validate_config`` checks every section, and plans the
+benchmark matrix (without creating anything), so a mistake fails the run
+before any work starts. Sections the collection does not read (a project's own,
+used by its command-arguments template) are left alone.
+
+pydantic is imported when a model is built, never at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
+
+
+def _strict():
+    import pydantic
+
+    return pydantic.ConfigDict(extra="forbid")
+
+
+def _choice(names):
+    """A Literal type of the registry's names (pydantic lists them in its error)."""
+    from typing import Literal
+
+    return Literal[tuple(names)]
+
+
+def secrets_model():
+    import pydantic
+
+    class Secrets(pydantic.BaseModel):
+        model_config = _strict()
+        dir_env: str = pydantic.Field(default="PERFSCALE_SECRETS_DIR", min_length=1)
+
+    return Secrets
+
+
+def capture_environment_model():
+    from typing import List, Optional
+
+    import pydantic
+
+    class CaptureEnvironment(pydantic.BaseModel):
+        model_config = _strict()
+        enabled: bool = True
+        gpu: bool = True
+        nvidia_smi_timeout: int = pydantic.Field(default=30, gt=0)
+        # None: the collection's default list (host_environment.DEFAULT_PACKAGES)
+        packages: Optional[List[str]] = None
+
+    return CaptureEnvironment
+
+
+def benchmark_model():
+    from typing import Any, Dict, List, Optional, Union
+
+    import pydantic
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils import executors
+    from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
+    from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+
+    class Matrix(pydantic.BaseModel):
+        model_config = _strict()
+        factors: Dict[str, Any] = {}
+        common_settings: Dict[str, Any] = {}
+        include: List[Dict[str, Any]] = []
+        exclude: List[Dict[str, Any]] = []
+
+    class Indicator(pydantic.BaseModel):
+        model_config = _strict()
+        command: Union[List[Union[str, int, float]], str]
+        parameters: Optional[List[str]] = None
+        description: Optional[str] = None
+
+    class Benchmark(pydantic.BaseModel):
+        model_config = _strict()
+        enabled: bool = True
+        name: str = pydantic.Field(default="matbenchmarking", min_length=1)
+        harness: _choice(harnesses.harness_names()) = "perf_indicator"
+        executor: _choice(executors.executor_names()) = "local"
+        rehearsal: bool = False
+        parallelism: Union[str, Dict[str, int]] = "sequential"
+        stop_on_error: bool = False
+        fail_on_point_failure: bool = True
+        timeout_s: float = pydantic.Field(default=600, gt=0)
+        name_template: Optional[str] = None
+        matrix: Matrix = Matrix()
+        indicators: Dict[str, Indicator] = {}
+
+        @pydantic.field_validator("parallelism")
+        @classmethod
+        def _parallelism(cls, value):
+            try:
+                matrix_lib.parse_parallelism(value)
+            except PerfscaleError as exc:
+                raise ValueError(str(exc)) from None
+            return value
+
+    return Benchmark
+
+
+def postprocess_model():
+    from typing import List, Optional
+
+    import pydantic
+
+    class Postprocess(pydantic.BaseModel):
+        model_config = _strict()
+        workload: str = pydantic.Field(default="perf_indicators", min_length=1)
+        # None: the generic reports then the workload's own (see reports.py and the workload)
+        reports: Optional[List[str]] = None
+        strict: bool = False
+        title: str = "perfscale.topsail results"
+
+    return Postprocess
+
+
+def export_model():
+    import pydantic
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+
+    fields = {
+        "enabled": (bool, True),
+        "backend": (_choice(stores.backend_names()), "sqlite"),
+        "timeout_s": (float, pydantic.Field(default=10.0, gt=0)),
+    }
+    # each backend brings the model of its own sub-section (export.<backend>)
+    for name, backend in stores.BACKENDS.items():
+        model = backend.settings_model()
+        fields[name] = (model, pydantic.Field(default_factory=model))
+    return pydantic.create_model("Export", __config__=_strict(), **fields)
+
+
+def regression_model():
+    from typing import Any, Dict, List, Optional
+
+    import pydantic
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
+
+    class Regression(pydantic.BaseModel):
+        model_config = _strict()
+        enabled: bool = True
+        method: _choice(methods.method_names()) = "edivisive"
+        fail_test_on_regression: bool = False
+        short_history_threshold: float = pydantic.Field(default=0.10, gt=0)
+        options: Dict[str, Dict[str, Any]] = {}
+        comparison_keys: Optional[List[str]] = None
+        ignored_keys: Optional[List[str]] = None
+        sorting_keys: Optional[List[str]] = None
+        ignored_entries: Optional[Dict[str, List[Any]]] = None
+
+        @pydantic.field_validator("options")
+        @classmethod
+        def _options(cls, value):
+            for method, options in value.items():
+                try:
+                    methods.resolve_options(method, options)
+                except PerfscaleError as exc:
+                    raise ValueError(str(exc)) from None
+            return value
+
+    return Regression
+
+
+# dotted section key -> model factory
+SECTIONS = {
+    "secrets": secrets_model,
+    "tests.capture_environment": capture_environment_model,
+    "tests.benchmark": benchmark_model,
+    "postprocess": postprocess_model,
+    "export": export_model,
+    "regression": regression_model,
+}
+
+
+def validate_section(config, section, model):
+    """Validate ``config[section]`` with a pydantic model (extra keys forbidden).
+
+    Returns the model instance. A misspelt or wrongly typed key is a
+    ConfigError naming the section and the key.
+    """
+    import pydantic
+
+    data = config_lib.get_dotted(config, section)
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = ".".join(str(part) for part in error.get("loc", ()))
+            key = "%s.%s" % (section, location) if location else section
+            if error.get("type") == "extra_forbidden":
+                parent = model
+                for part in error.get("loc", ())[:-1]:
+                    field = getattr(parent, "model_fields", {}).get(part)
+                    parent = getattr(field, "annotation", None)
+                known = sorted(getattr(parent, "model_fields", {}) or getattr(model, "model_fields", {}))
+                hint = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
+                suffix = " (did you mean '%s'?)" % hint[0] if hint else ""
+                problems.append("unknown key '%s'%s" % (key, suffix))
+            else:
+                message = error.get("msg", "invalid value")
+                if message.startswith("Value error, "):
+                    message = message[len("Value error, "):]
+                problems.append("'%s': %s" % (key, message))
+        raise ConfigError("config section '%s' is invalid: %s" % (section, "; ".join(problems))) from None
+
+
+def read_section(config, section):
+    """The validated section as a plain dict (defaults filled in)."""
+    if section not in SECTIONS:
+        raise ConfigError("config section '%s' has no schema; sections with one: %s" % (section, ", ".join(SECTIONS)))
+    return validate_section(config, section, SECTIONS[section]()).model_dump()
+
+
+def validate_config(config):
+    """Validate every section the configuration has, then plan the benchmark matrix
+    and load the post-processing workload: any mistake is one ConfigError, before
+    any work starts. Returns the validated sections."""
+    validated = {}
+    for section in SECTIONS:
+        if config_lib.get_dotted(config, section, None) is not None:
+            validated[section] = read_section(config, section)
+    if "tests.benchmark" in validated and validated["tests.benchmark"]["enabled"]:
+        from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+
+        try:
+            benchmark.plan_benchmark(config)
+        except PerfscaleError as exc:
+            raise ConfigError("tests.benchmark: %s" % exc) from None
+    if "postprocess" in validated:
+        from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+        from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+
+        try:
+            loaded = workload_lib.load_workload(validated["postprocess"]["workload"])
+            reports.report_names(validated["postprocess"]["reports"], loaded)
+        except PerfscaleError as exc:
+            raise ConfigError("postprocess: %s" % exc) from None
+    return validated

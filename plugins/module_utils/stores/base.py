@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every results-store backend offers, and the document helpers they share.
+
+A store keeps two kinds of documents: KPI records (``kind: kpi``, one per test
+and KPI: the labels flattened in, ``value``, ``unit``, ``@timestamp``...) and
+regression verdicts (``kind: regression``). Document ids are deterministic
+(``doc_id``), so a retried or repeated export overwrites, never duplicates.
+
+History look-ups are the hot path of a run (one per analysed KPI): backends
+answer them in batches (``history_batch``), one run at a time. The history of
+a KPI is the stored documents of the same kind, workload and KPI whose labels
+equal the query's labels, except the ``ignore_keys`` (a label whose value is
+``None`` matches a document without that label), ordered by time then id.
+
+Errors: every backend raises ``StoreUnavailable`` when the store cannot be
+reached (nothing written or read), ``StoreConfigError`` for a bad section and
+``StoreError`` for anything else the store refuses, each with a one-line
+message that never contains credentials.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import re
+
+KINDS = ("kpi", "regression")
+RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
+                 "@timestamp", "workload", "doc_id", "kind")
+DEFAULT_TIMEOUT = 10.0
+
+
+def doc_id(*parts):
+    """Deterministic id of a document: a retry or a re-export overwrites, never duplicates."""
+    return hashlib.sha256("\0".join(str(p) for p in parts).encode()).hexdigest()[:40]
+
+
+def kpi_document(record):
+    """A flat KPI record (labels + KPI fields) as a store document."""
+    document = dict(record)
+    document["kind"] = "kpi"
+    document["doc_id"] = doc_id("kpi", record["test_uuid"], record["kpi_name"])
+    return document
+
+
+def parse_timestamp(value):
+    """Seconds since the epoch of an ISO-8601 timestamp (naive means UTC)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    stamp = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=datetime.timezone.utc)
+    return stamp.timestamp()
+
+
+def label_part(document):
+    """The labels of a document: every field that is not a record field."""
+    return {k: v for k, v in document.items() if k not in RECORD_FIELDS and not k.startswith("_")}
+
+
+def history_filter(labels, ignore_keys):
+    """The labels history must match: all of them except the ignored keys."""
+    ignore = set(ignore_keys or ())
+    return {k: v for k, v in labels.items() if k not in ignore}
+
+
+def canonical_value(value):
+    # 256 and 256.0 are the same label value (JSON and OpenSearch do not keep the difference)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def history_key(kind, workload, kpi_name, labels, ignore_keys):
+    """One string per history series: kind, workload, KPI and the compared labels
+    (``None`` values left out, so a missing label and a ``None`` label match)."""
+    compared = {k: canonical_value(v) for k, v in history_filter(labels, ignore_keys).items() if v is not None}
+    text = json.dumps([kind, workload, kpi_name, compared], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def ignore_signature(ignore_keys):
+    """Identity of a set of ignored keys (a store may index history per signature)."""
+    return hashlib.sha256(json.dumps(sorted(set(ignore_keys or ()))).encode()).hexdigest()[:16]
+
+
+class HistoryQuery:
+    """One history look-up: the series of ``kpi_name`` for these labels."""
+
+    __slots__ = ("workload", "kpi_name", "labels", "exclude_test_uuid", "kind")
+
+    def __init__(self, workload, kpi_name, labels, exclude_test_uuid=None, kind="kpi"):
+        self.workload = workload
+        self.kpi_name = kpi_name
+        self.labels = labels
+        self.exclude_test_uuid = exclude_test_uuid
+        self.kind = kind
+
+    def key(self, ignore_keys):
+        return history_key(self.kind, self.workload, self.kpi_name, self.labels, ignore_keys)
+
+
+class WriteResult:
+    def __init__(self):
+        self.delivered = []
+        self.rejected = []  # (document, reason)
+
+    def as_dict(self):
+        return {"delivered": len(self.delivered), "rejected": len(self.rejected),
+                "reasons": sorted({reason for _doc, reason in self.rejected})[:5]}
+
+
+class ResultsStore:
+    """Interface of the backends (see the module docstring for the semantics).
+
+    A backend class also provides ``name`` (its ``export.backend`` value),
+    ``settings_model()`` (the pydantic model of its ``export.<name>`` section)
+    and ``from_settings(export, secrets_config, environ)``.
+    """
+
+    name = "store"
+
+    @classmethod
+    def settings_model(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def from_settings(cls, export, secrets_config=None, environ=None):
+        raise NotImplementedError
+
+    def ensure_schema(self, label_fields=()):
+        raise NotImplementedError
+
+    def write(self, documents):
+        """Write documents; returns a ``WriteResult`` (what was delivered, what was rejected and why)."""
+        raise NotImplementedError
+
+    def history_batch(self, queries, ignore_keys=()):
+        """For each ``HistoryQuery``, its history (a list of documents, oldest first), in query order."""
+        raise NotImplementedError
+
+    def history(self, workload, kpi_name, labels, ignore_keys=(), exclude_test_uuid=None, kind="kpi"):
+        """The history of one KPI (a batch of one)."""
+        return self.history_batch([HistoryQuery(workload, kpi_name, labels, exclude_test_uuid, kind)], ignore_keys)[0]
+
+    def count(self, kind="kpi"):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+    def describe(self):
+        return self.name
+
+
+def redact_url(url):
+    """A URL without its user-info (credentials never reach messages)."""
+    return re.sub(r"(?<=//)[^/@\s]*@", "***@", str(url))
+
+
+def short_reason(exc):
+    """One line of at most 200 characters from an exception, URLs redacted."""
+    return redact_url(" ".join(str(exc).split()))[:200]

@@ -1,0 +1,149 @@
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils import executors
+from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import perf_indicator
+
+SCRIPTED = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "indicators", "scripted.py")
+VALID = {"name": "x", "framework": "numpy", "@parameters": {"size": 1}, "@result": {"rate": 2.0}}
+
+
+def test_valid_document_passes_with_optional_score():
+    assert harness_base.validate_output(json.dumps(dict(VALID, overall_score=0.5)))["name"] == "x"
+    assert harness_base.validate_output("\n" + json.dumps(VALID) + "\n")["@result"] == {"rate": 2.0}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "harness printed nothing on stdout"),
+    ("rate: 3", "harness output is not JSON"),
+    ("[1, 2]", "harness output must be a JSON object, got list"),
+    (json.dumps({"name": "x"}), "lacks required key(s): framework, @parameters, @result"),
+    (json.dumps(dict(VALID, name=3)), "key name must be a string, got int"),
+    (json.dumps(dict(VALID, **{"@result": [1]})), "key @result must be a object, got list"),
+    (json.dumps(dict(VALID, **{"@result": {"size": 1}})), "keys appear in both @parameters and @result: size"),
+    (json.dumps(dict(VALID, overall_score=1.5)), "overall_score must be a number in [0, 1], got 1.5"),
+    (json.dumps(dict(VALID, overall_score=-0.1)), "overall_score must be a number in [0, 1]"),
+    (json.dumps(dict(VALID, overall_score="high")), "overall_score must be a number in [0, 1], got 'high'"),
+    (json.dumps(dict(VALID, overall_score=True)), "overall_score must be a number in [0, 1], got True"),
+])
+def test_contract_violations_are_one_line_errors(text, message):
+    with pytest.raises(errors.HarnessOutputError) as error:
+        harness_base.validate_output(text)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+class Outcome:
+    def __init__(self, execution, document):
+        self.__dict__.update({name: getattr(execution, name) for name in executor_base.Execution.__slots__})
+        self.ok = execution.ok
+        self.document = document
+
+
+def run_scripted(tmp_path, timeout=30, **settings):
+    execution, document = run(tmp_path, [sys.executable, SCRIPTED], timeout,
+                              env={"PERFSCALE_SETTINGS": json.dumps(settings)})
+    return Outcome(execution, document)
+
+
+def run(tmp_path, argv, timeout=30, env=None, base_env=None):
+    executor = executors.create_executor("local", base_env=base_env)
+    handle = executor.start(None, harness_base.PointCommand(argv, env), str(tmp_path))
+    execution = executor.wait(handle, timeout)
+    document = None
+    if execution.ok:
+        try:
+            document = harnesses.get_harness("perf_indicator").read_output(str(tmp_path))
+        except errors.HarnessOutputError as exc:
+            execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
+    return execution, document
+
+
+def test_success_keeps_stdout_and_stderr(tmp_path):
+    outcome = run_scripted(tmp_path, value=4)
+    assert outcome.ok and outcome.document["@result"]["rate"] == 8.0
+    assert "mode=ok" in (tmp_path / "stderr.log").read_text()
+    assert json.loads((tmp_path / "stdout.log").read_text())["name"] == "scripted"
+
+
+def test_non_zero_exit_reports_code_and_stderr(tmp_path):
+    outcome = run_scripted(tmp_path, mode="fail")
+    assert outcome.exit_code == 3
+    assert outcome.error == "harness exited with 3: something went wrong"
+
+
+def test_crash_reports_the_signal(tmp_path):
+    outcome = run_scripted(tmp_path, mode="crash")
+    assert outcome.signal_name == "SIGSEGV" and outcome.exit_code == 128 + 11
+    assert outcome.error.startswith("harness crashed with signal SIGSEGV")
+    assert "mode=crash" in (tmp_path / "stderr.log").read_text()
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    started = time.monotonic()
+    outcome = run_scripted(tmp_path, timeout=1.0, mode="hang")
+    assert time.monotonic() - started < 10
+    assert outcome.timed_out and outcome.exit_code == executor_base.EXIT_TIMEOUT
+    assert outcome.error == "harness timed out after 1.0 s (killed)"
+    time.sleep(0.2)
+    leftovers = os.popen("pgrep -f 'import time; time.sleep(60)'").read().split()
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("not_json", "harness output is not JSON"),
+    ("missing_keys", "lacks required key(s): framework"),
+    ("overlap", "keys appear in both @parameters and @result: mode"),
+    ("bad_score", "overall_score must be a number in [0, 1], got 1.5"),
+])
+def test_contract_violation_is_a_failed_run(tmp_path, mode, message):
+    outcome = run_scripted(tmp_path, mode=mode)
+    assert outcome.exit_code == executor_base.EXIT_BAD_OUTPUT
+    assert message in outcome.error
+
+
+def test_command_that_cannot_start(tmp_path):
+    execution, _document = run(tmp_path, [str(tmp_path / "no-such-binary")], 5)
+    assert execution.exit_code == executor_base.EXIT_NOT_STARTED
+    assert "harness could not be started" in execution.error
+
+
+def test_cancel_kills_a_running_point(tmp_path):
+    executor = executors.create_executor("local")
+    handle = executor.start(None, harness_base.PointCommand([sys.executable, "-c", "import time; time.sleep(60)"]),
+                            str(tmp_path))
+    started = time.monotonic()
+    executor.cancel(handle)
+    assert handle.process.poll() is not None and time.monotonic() - started < 5
+
+
+def test_builtin_indicator_runs_as_a_script_outside_the_collection_path(tmp_path):
+    command = harnesses.get_harness("perf_indicator").plan_point("p", {"indicator": "matmul", "size": 32, "reps": 2,
+                                                                       "threads": 1}, {})
+    assert command.env["OMP_NUM_THREADS"] == "1" and command.threads == 1
+    execution, document = run(tmp_path, command.argv, 60, env=command.env, base_env={"PATH": os.environ["PATH"]})
+    assert execution.ok, execution.error
+    assert document["environment"]["thread_env"]["OMP_NUM_THREADS"] == "1"
+
+
+def test_non_finite_numbers_are_refused_by_the_contract():
+    with pytest.raises(errors.HarnessOutputError, match="contains NaN, which is not a number in JSON"):
+        harness_base.validate_output('{"name": "x", "framework": "f", "@parameters": {}, "@result": {"rate": NaN}}')
+
+
+def test_registries_name_their_entries_and_refuse_unknown_ones():
+    assert harnesses.harness_names() == ["perf_indicator"]
+    assert executors.executor_names() == ["local"]
+    with pytest.raises(errors.HarnessError, match="tests.benchmark.harness 'nope': expected one of perf_indicator"):
+        harnesses.get_harness("nope")
+    with pytest.raises(errors.ExecutorError, match="tests.benchmark.executor 'k8s': expected one of local"):
+        executors.create_executor("k8s")
+    assert perf_indicator.builtin_command("matmul", {"size": 8})[2].endswith("harnesses/indicators.py")
