@@ -10,6 +10,7 @@ import os
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
 ARGUMENT_SPEC = dict(
@@ -17,6 +18,8 @@ ARGUMENT_SPEC = dict(
     name=dict(type="str"),
     suffix=dict(type="str", default=""),
     params=dict(type="dict"),
+    role_path=dict(type="path"),
+    role_name=dict(type="str"),
     no_log_params=dict(type="list", elements="str", default=[]),
     message=dict(type="str", default=""),
 )
@@ -25,10 +28,11 @@ ARGUMENT_SPEC = dict(
 class ActionModule(PerfscaleAction):
     NAME = "artifact_dir"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    VALIDATION = dict(required_if=[("state", "open", ["name"])])
+    VALIDATION = dict(required_if=[("state", "open", ["name"])], mutually_exclusive=[("params", "role_path")])
     NEEDS_CONFIG = False
 
     def execute(self, result, args, task_vars, config):
+        self._task_vars = task_vars
         current = task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
         stack = list(task_vars.get("perfscale_artifact_dir_stack") or [])
         if not current:
@@ -41,17 +45,35 @@ class ActionModule(PerfscaleAction):
         if self._task.check_mode:
             result.update(changed=False, skipped_reason="check mode: no artifact directory created", artifact_dir=current)
             return result
+        params, sensitive = args.get("params"), list(args["no_log_params"])
+        if args.get("role_path"):
+            params, no_log = self._role_params(args["role_path"])
+            sensitive.extend(no_log)
         path = artifacts.allocate_artifact_dir(current, name)
-        if args.get("params") is not None:
-            masked = secrets_lib.mask_params(args["params"], sensitive_names=args["no_log_params"])
+        if params is not None:
+            masked = secrets_lib.mask_params(params, sensitive_names=sensitive)
             artifacts.write_yaml_atomic(os.path.join(path, artifacts.PARAMS_FILE), masked)
         result.update(
             changed=True,
             artifact_dir=path,
             parent=current,
+            role=args.get("role_name"),
             ansible_facts=dict(perfscale_artifact_dir=path, perfscale_artifact_dir_stack=stack + [current]),
         )
         return result
+
+    def _role_params(self, role_path):
+        """The role's parameters (unprefixed names) from its argument specs and the current
+        variables, and the names of those declared ``no_log``."""
+        options = command_args.role_argument_options(os.path.dirname(role_path), os.path.basename(role_path))
+        role = os.path.basename(role_path.rstrip("/"))
+        params, no_log = {}, []
+        for variable, spec in options.items():
+            name = variable[len(role) + 1:] if variable.startswith(role + "_") else variable
+            params[name] = self._templar.template(self._task_vars.get(variable))
+            if isinstance(spec, dict) and spec.get("no_log"):
+                no_log.append(name)
+        return params, no_log
 
     def _failed(self, result, args, current, stack):
         del stack

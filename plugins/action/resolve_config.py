@@ -110,6 +110,7 @@ class ActionModule(PerfscaleAction):
             config_file=resolved.source,
             presets_applied=resolved.presets_applied,
             inventory=resolved.inventory,
+            config=run_context.masked_config(resolved.config),
             run_root=run_root,
             written=written,
             ansible_facts=dict(

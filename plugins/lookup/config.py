@@ -9,7 +9,7 @@ name: config
 short_description: Read the effective configuration by dotted key
 version_added: 0.1.0
 description:
-  - Returns the value of each dotted key (for example C(tests.benchmark.harness.timeout_s))
+  - Returns the value of each dotted key (for example C(tests.benchmark.timeout_s))
     in the effective configuration that M(perfscale.topsail.resolve_config) set as the
     fact C(perfscale_config).
   - A missing key is an error naming the key and the closest existing keys, unless
@@ -32,7 +32,7 @@ options:
 EXAMPLES = r"""
 - name: Read a setting
   ansible.builtin.debug:
-    msg: "timeout is {{ lookup('perfscale.topsail.config', 'tests.benchmark.harness.timeout_s') }}"
+    msg: "timeout is {{ lookup('perfscale.topsail.config', 'tests.benchmark.timeout_s') }}"
 
 - name: Read an optional setting
   ansible.builtin.debug:

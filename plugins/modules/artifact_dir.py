@@ -48,6 +48,19 @@ options:
     description:
       - Resolved parameters of the command, written to C(_params.yaml).
     type: dict
+  role_path:
+    description:
+      - Path of a toolbox role; its parameters (the options of its
+        C(meta/argument_specs.yml), with their current values, role prefix removed) are
+        written to C(_params.yaml), options declared C(no_log) masked. The
+        C(perfscale.topsail.toolbox_command) skeleton passes it.
+      - Mutually exclusive with O(params).
+    type: path
+  role_name:
+    description:
+      - The name Ansible knows that role by (returned as RV(role), for the skeleton to run
+        the role's steps).
+    type: str
   no_log_params:
     description:
       - Names of parameters whose values are masked in C(_params.yaml).
@@ -98,6 +111,10 @@ parent:
 closed:
   description: With O(state=closed), the directory that was closed.
   returned: when state is closed and a directory was open
+  type: str
+role:
+  description: With O(state=open), the value of O(role_name).
+  returned: when state is open
   type: str
 failed_step:
   description: With O(state=closed), whether the closed directory holds a C(FAILURE) file.

@@ -89,7 +89,7 @@ EXAMPLES = r"""
     config_file: /path/to/config.yaml
     presets: [cpu_smoke, fast]
     overrides:
-      tests.benchmark.harness.timeout_s: 60
+      tests.benchmark.timeout_s: 60
 """
 
 RETURN = r"""
@@ -102,6 +102,10 @@ presets_applied:
   returned: success
   type: list
   elements: str
+config:
+  description: The effective configuration as shown to people, sensitive values masked (the fact keeps them).
+  returned: success
+  type: dict
 inventory:
   description: The presets and overrides that came from the inventory (C(perfscale_presets), C(perfscale_overrides)).
   returned: success

@@ -2,10 +2,12 @@
 
 import json
 import os
+import sqlite3
 import subprocess
 import tarfile
 
 import pytest
+import yaml
 
 from helpers import BIN, REPO
 
@@ -76,14 +78,45 @@ def test_every_plugin_of_the_collection_is_in_the_doc_test():
     assert present == listed
 
 
-def test_ansible_doc_documents_every_role_parameter(installed):
+def test_ansible_doc_documents_every_role_and_every_parameter(installed):
     work, _tarball, collections = installed
-    doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", "role", "perfscale.topsail.host_capture_environment"],
+    roles = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if os.path.isdir(os.path.join(REPO, "roles", d)))
+    doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", "role", "--json"]
+                         + ["perfscale.topsail.%s" % role for role in roles],
                          env=isolated_env(work, collections), capture_output=True, text=True, check=False)
     assert doc.returncode == 0, doc.stderr
-    for parameter in ("host_capture_environment_gpu", "host_capture_environment_nvidia_smi_timeout",
-                      "host_capture_environment_packages", "host_capture_environment_artifact_dir_suffix"):
-        assert parameter in doc.stdout
+    pages = json.loads(doc.stdout)
+    assert sorted(pages) == ["perfscale.topsail.%s" % role for role in roles]
+    for role in roles:
+        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml"), encoding="utf-8") as handle:
+            declared = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+        documented = pages["perfscale.topsail.%s" % role]["entry_points"]["main"]["options"]
+        assert sorted(documented) == sorted(declared), role
+        assert all(option.get("description") for option in documented.values()), role
+
+
+def test_a_bare_project_without_our_ansible_cfg_exports_at_play_end(installed, tmp_path):
+    """Installed by ansible-galaxy into a project with no ansible.cfg (so no callback
+    enabled): the benchmark still exports its KPIs to the results store."""
+    _work, _tarball, collections = installed
+    project = tmp_path / "project"
+    project.mkdir()
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ["PATH"], XDG_DATA_HOME=str(tmp_path / "data"),
+               ANSIBLE_HOME=str(tmp_path / "ansible-home"))
+    for variable in ("ANSIBLE_CONFIG", "ANSIBLE_CALLBACKS_ENABLED", "ARTIFACT_DIR", "ANSIBLE_ROLES_PATH"):
+        env.pop(variable, None)
+    run = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          "-e", "ansible_python_interpreter={{ ansible_playbook_python }}",
+                          "perfscale.topsail.benchmark", "-e", "preset=cpu_smoke", "-e", "artifact_dir=run"],
+                         cwd=str(project), env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "perfscale.topsail.toolbox_log is not enabled" in run.stdout + run.stderr
+    store = tmp_path / "data" / "perfscale-topsail" / "results.sqlite"
+    with sqlite3.connect(store) as connection:
+        kinds = dict(connection.execute("SELECT kind, COUNT(*) FROM documents GROUP BY kind").fetchall())
+    assert kinds == {"kpi": 40, "regression": 16}
+    assert run.stdout.count("kpi_export: 40 KPI and 16 regression document(s) exported") == 1
 
 
 PLUGINS = [

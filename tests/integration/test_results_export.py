@@ -8,7 +8,7 @@ import pytest
 import yaml
 from osmem_server import OsmemServer
 
-from helpers import REPO, grep_tree, run_playbook
+from helpers import tree, REPO, grep_tree, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
@@ -166,12 +166,15 @@ def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
     root = tmp_path / "old-run"
     trees.make_tree(str(root), points=4, failed=(3,))
     database = tmp_path / "results.sqlite"
+    before = tree(str(root))
     for _attempt in range(2):
         run = run_playbook("playbooks/export.yml", "-e", "results_dir=%s" % root, "-e", overrides_for(sqlite_path=database))
         assert run.returncode == 0, run.output
         assert "exported 15 of 15 KPI document(s) of 4 test(s) to sqlite %s" % database in run.flat
     with sqlite3.connect(database) as connection:
         assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 15
+    # exporting only exports: no plots directory, no parse cache, nothing else written into the tree
+    assert tree(str(root)) == before
 
 
 def test_export_playbook_needs_one_input():
@@ -218,7 +221,10 @@ def test_demo_twice_gives_a_regression_summary_against_the_first_run(tmp_path):
         assert run.returncode == 0, run.output
         runs.append((root, run))
     assert "16 KPI(s) without history, in 16 KPI(s) of 8 entries" in runs[0][1].flat
-    assert "kpi_export: 40 KPI and 16 regression document(s) exported to sqlite %s" % database in runs[0][1].flat
+    # exported once: by the play itself, the enabled kpi_export callback has nothing left to do
+    assert runs[0][1].flat.count("kpi_export: 40 KPI and 16 regression document(s) exported to sqlite %s"
+                                 % database) == 1
+    assert runs[0][1].flat.count("kpi_export:") == 1
     import yaml
 
     summary = yaml.safe_load((runs[1][0] / "002__plots" / "regression_summary.yaml").read_text())
@@ -247,3 +253,25 @@ def test_export_environment_overrides_the_export_section_for_history_and_export(
     assert not configured.exists()
     summary = yaml.safe_load(next(root.glob("*__plots/regression_summary.yaml")).read_text())
     assert summary["store"] == "sqlite %s" % chosen
+
+
+def test_callback_exports_what_a_playbook_of_your_own_did_not(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    database = tmp_path / "own.sqlite"
+    playbook = tmp_path / "own.yml"
+    playbook.write_text("""
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - perfscale.topsail.resolve_config:
+        artifact_dir: "{{ results_dir }}"
+        write: false
+    - perfscale.topsail.visualize:
+        results_dir: "{{ results_dir }}"
+""")
+    run = run_playbook(str(playbook), "-e", "results_dir=%s" % root, "-e", overrides_for(sqlite_path=database))
+    assert run.returncode == 0, run.output
+    assert run.flat.count("kpi_export: 10 KPI and 0 regression document(s) exported to sqlite %s" % database) == 1
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 10

@@ -76,6 +76,8 @@ def test_failed_command_keeps_its_artifacts_and_records_failure(tmp_path):
     command_dir = tmp_path / "000__test__failing_command"
     assert (command_dir / "partial.txt").read_text() == "written before the failure\n"
     assert (command_dir / "FAILURE").read_text() == "Fail like a broken step does: boom\n"
+    # the command's on_failure tasks ran before FAILURE was written, in its directory
+    assert (command_dir / "captured_state.txt").read_text() == "state captured after Fail like a broken step does\n"
     params = yaml.safe_load((command_dir / "_params.yaml").read_text())
     assert params == {"password": "********", "label": "demo"}
     log = (command_dir / "_ansible.log").read_text()

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from helpers import REPO, run_playbook
+from helpers import REPO, grep_tree, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
@@ -121,3 +121,23 @@ def test_visualize_unknown_report_is_a_clear_error(tmp_path):
     assert ("unknown report(s) latency; reports of workload perf_indicators: error_report, indicator_report, "
             "matrix_overview") in run.flat
     assert not [d for d in os.listdir(tmp_path) if d.endswith("__plots")]
+
+
+def test_every_copy_of_the_configuration_is_masked(tmp_path):
+    """A sensitive-named key of the configuration never reaches an artifact in clear."""
+    secret = "lab-token-7f3a9c21"
+    with open(os.path.join(REPO, "config", "config.yaml"), encoding="utf-8") as handle:
+        document = handle.read()
+    config_file = tmp_path / "lab-config.yaml"
+    config_file.write_text(document.replace("secrets:\n", "lab:\n  api_token: %s\n  name: lab-7\n\nsecrets:\n" % secret, 1))
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=1)
+    shown = run_playbook("playbooks/config.yml", "-e", "config_file=%s" % config_file, "-e", "artifact_dir=%s" % root)
+    assert shown.returncode == 0 and "api_token: '********'" in shown.output, shown.output
+    assert secret not in shown.output
+    run = run_playbook("playbooks/visualize.yml", "-e", "config_file=%s" % config_file, "-e", "results_dir=%s" % root)
+    assert run.returncode == 0, run.output
+    plots = [d for d in os.listdir(root) if d.endswith("__plots")]
+    assert plots and "lab-7" in (root / plots[0] / "config.yaml").read_text()
+    assert grep_tree(str(root), secret) == []
+    assert secret not in run.output

@@ -97,3 +97,11 @@ def test_written_reports_work_offline_and_are_linked_from_the_index(tmp_path):
         assert '<script src="plotly.min.js"></script>' in html
         assert "cdn" not in html.lower()
     assert "1 failed" in index
+
+
+def test_failed_count_is_red_only_when_something_failed():
+    assert "<span class='meta'>0 failed</span>" in r.count_summary(8, 0)
+    assert "<span class='failed'>2 failed</span>" in r.count_summary(8, 2)
+    entries, payloads = make_entries()
+    _title, body = r.error_report(r.ReportContext(entries[:1], payloads, [], [], "t"))
+    assert "<span class='meta'>0 failed</span>" in body

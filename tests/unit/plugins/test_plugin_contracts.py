@@ -90,3 +90,35 @@ def test_role_variables_are_prefixed_documented_and_defaults_agree(role_dir):
             assert option.get("default") == defaults[name], name
     for name in defaults:
         assert name in options, "%s: default without documentation in argument_specs" % name
+
+
+# roles that are machinery, not toolbox commands
+INFRASTRUCTURE_ROLES = {"toolbox_command", "toolbox_from_config"}
+TOOLBOX_ROLES = [d for d in ROLES if os.path.basename(d) not in INFRASTRUCTURE_ROLES]
+
+
+def _rendered_command_args():
+    from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
+    from ansible_collections.perfscale.topsail.plugins.module_utils import config
+
+    resolved = config.resolve_config(os.path.join(REPO, "config", "config.yaml"))
+    return command_args.load_command_args(os.path.join(REPO, "config", "command_args.yml.j2"), resolved.config)
+
+
+def toolbox_command_name(role_dir):
+    """The 'group command' a toolbox role's tasks/main.yml hands to the skeleton."""
+    tasks = yaml.safe_load(open(os.path.join(role_dir, "tasks", "main.yml")))
+    assert isinstance(tasks, list) and len(tasks) == 1, "tasks/main.yml must only include the skeleton"
+    include = tasks[0].get("ansible.builtin.include_role") or {}
+    assert include.get("name") == "perfscale.topsail.toolbox_command", "tasks/main.yml must include the skeleton"
+    return tasks[0]["vars"]["toolbox_command_name"]
+
+
+@pytest.mark.parametrize("role_dir", TOOLBOX_ROLES, ids=os.path.basename)
+def test_toolbox_role_is_specs_steps_and_a_command_args_entry(role_dir):
+    role = os.path.basename(role_dir)
+    assert os.path.exists(os.path.join(role_dir, "meta", "argument_specs.yml")), "%s lacks argument specs" % role
+    name = toolbox_command_name(role_dir)
+    assert name.replace(" ", "_") == role and len(name.split()) == 2, "%s runs as '%s'" % (role, name)
+    assert os.path.exists(os.path.join(role_dir, "tasks", "steps.yml")), "%s lacks tasks/steps.yml" % role
+    assert name in _rendered_command_args(), "config/command_args.yml.j2 has no entry '%s'" % name
