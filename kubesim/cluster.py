@@ -178,8 +178,11 @@ class Cluster:
         return selected, rv, token, remaining
 
     # -- validation ------------------------------------------------------------------------
-    def _validate(self, resource, obj, options, old=None):
+    def _validate(self, resource, obj, options, old=None, partial=False):
         problems = self.validator.validate(obj, strict=True)
+        if partial:
+            # an apply configuration is partial: required fields are checked on the merged object
+            problems = [p for p in problems if p.reason != self.validation.REQUIRED]
         unknown = [p for p in problems if p.reason == self.validation.UNKNOWN_FIELD]
         invalid = [p for p in problems if p.reason not in (self.validation.UNKNOWN_FIELD, self.validation.UNKNOWN_KIND)]
         name = (obj.get("metadata") or {}).get("name") or ""
@@ -454,7 +457,7 @@ class Cluster:
         meta["name"] = name
         obj = self._normalize(resource, config, namespace)
         probe = copy.deepcopy(obj)
-        self._validate(resource, probe, options)
+        self._validate(resource, probe, options, partial=True)
         config = probe
         now = self.clock.timestamp()
         node = self.nav.root(resource)

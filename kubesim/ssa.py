@@ -283,6 +283,9 @@ def server_side_apply(fieldsets, resource, node, live, config, manager, force, n
         meta.pop(key, None)
     body["metadata"] = meta
     merged = fieldsets.merge(merged, body, node)
+    for key in ("name", "namespace"):
+        if (config.get("metadata") or {}).get(key):
+            merged.setdefault("metadata", {})[key] = config["metadata"][key]
     managed.drop(forced)
     managed.set(owner, new_paths, resource.api_version, now)
     merged.setdefault("metadata", {})["managedFields"] = managed.serialize()
