@@ -642,6 +642,9 @@ class Server(ThreadingHTTPServer):
     def finish_request(self, request, client_address):
         try:
             request.settimeout(60)
+            # headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
+            # client's delayed ACK add 40 ms to every keep-alive request
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             tls = self.ssl_context.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError):
             return
