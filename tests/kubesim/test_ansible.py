@@ -6,6 +6,7 @@ import sys
 
 import yaml
 
+
 def _playbook(path):
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ans", "namespace": "default"},
                   "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "ans"}},

@@ -145,7 +145,7 @@ def load_core_definitions(version=None):
 @functools.lru_cache(maxsize=4)
 def core_gvk_index(version=None):
     """``{(group, version, kind): definition name}`` of the core definitions."""
-    _, definitions = load_core_definitions(version)
+    definitions = load_core_definitions(version)[1]
     index = {}
     for name, node in definitions.items():
         for gvk in node.get("x-kubernetes-group-version-kind") or ():
@@ -176,7 +176,7 @@ def split_api_version(api_version):
     if not isinstance(api_version, str) or not api_version:
         return None, None
     if "/" in api_version:
-        group, _, version = api_version.partition("/")
+        group, version = api_version.split("/", 1)
         return group, version
     return "", api_version
 
