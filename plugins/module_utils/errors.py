@@ -55,6 +55,14 @@ class ExecutorError(PerfscaleError):
     """An executor is unknown or cannot run a point."""
 
 
+class ManifestValidationError(PerfscaleError):
+    """A Kubernetes manifest does not validate against its schema (one problem per ';')."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+
 class KPIError(PerfscaleError):
     """A KPI declaration or computation problem."""
 

@@ -1,0 +1,59 @@
+"""``python -m kubesim``: run the simulated cluster in the foreground until SIGINT/SIGTERM."""
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+
+from kubesim.app import KubeSim, Settings
+from kubesim.profiles import PROFILES
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m kubesim", description="A simulated Kubernetes API server for tests.")
+    parser.add_argument("--profile", choices=PROFILES, default="vanilla")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, or the "
+                                                           "previous one of --state-dir)")
+    parser.add_argument("--state-dir", help="keep certificates, tokens, kubeconfig and a state snapshot here "
+                                            "(reloaded at start, written at shutdown)")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="simulated seconds per real second")
+    parser.add_argument("--user-namespace", action="append", dest="user_namespaces",
+                        help="a namespace with its own limited token (repeatable; default team-a)")
+    parser.add_argument("--run-local-pods", action="store_true", help="run every pod's command as a local process")
+    parser.add_argument("--max-local-pods", type=int, default=4)
+    parser.add_argument("--pod-start-delay", type=float, default=0.5, help="simulated seconds before a pod runs")
+    parser.add_argument("--disable-controller", action="append", default=[], dest="disabled_controllers")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="kubesim %(levelname)s %(name)s: %(message)s")
+    settings = Settings(profile=args.profile, port=args.port, state_dir=args.state_dir, time_scale=args.time_scale,
+                        user_namespaces=args.user_namespaces or ("team-a",), run_local_pods=args.run_local_pods,
+                        max_local_pods=args.max_local_pods, pod_start_delay=args.pod_start_delay,
+                        disabled_controllers=args.disabled_controllers)
+    sim = KubeSim(settings)
+    done = threading.Event()
+
+    def on_signal(signum, frame):
+        done.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    sim.start()
+    print("kubesim %s on %s (profile %s)" % (sim.version_info()["gitVersion"], sim.url, settings.profile), file=sys.stderr)
+    print("export KUBECONFIG=%s" % sim.kubeconfig, flush=True)
+    try:
+        while not done.wait(0.5):
+            pass
+    finally:
+        sim.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""Controllers of kubesim; :func:`default_registry` lists the built-in ones."""
+
+from kubesim.controllers.base import Controller, ControllerRegistry, Event, Manager, Ref, ref_of
+from kubesim.controllers.core import CRDController, GarbageCollector, NamespaceController
+from kubesim.controllers.pods import PodController
+
+BUILTIN = (NamespaceController, GarbageCollector, CRDController, PodController)
+
+
+def default_registry():
+    """A new registry with the built-in controllers (add yours with ``register``)."""
+    return ControllerRegistry(BUILTIN)
+
+
+__all__ = ["Controller", "ControllerRegistry", "Event", "Manager", "Ref", "ref_of", "default_registry", "BUILTIN"]

@@ -1,0 +1,76 @@
+"""Container logs of pods: current and previous instance, tail and follow."""
+
+import threading
+import time
+
+
+class PodLogs:
+    def __init__(self, clock):
+        self.clock = clock
+        self._cond = threading.Condition()
+        self._logs = {}     # (namespace, pod, container) -> {"current": [(ts, line)], "previous": [...], "open": bool}
+
+    def _entry(self, key):
+        return self._logs.setdefault(key, {"current": [], "previous": [], "open": True})
+
+    def append(self, namespace, pod, container, line):
+        with self._cond:
+            entry = self._entry((namespace, pod, container))
+            entry["current"].append((self.clock.micro_timestamp(), line.rstrip("\n")))
+            entry["open"] = True
+            self._cond.notify_all()
+
+    def restart(self, namespace, pod, container):
+        """A new container instance: the current log becomes the previous one."""
+        with self._cond:
+            entry = self._entry((namespace, pod, container))
+            entry["previous"], entry["current"], entry["open"] = entry["current"], [], True
+            self._cond.notify_all()
+
+    def close(self, namespace, pod, container=None):
+        """The container stopped: followers end after the last line."""
+        with self._cond:
+            for key, entry in self._logs.items():
+                if key[:2] == (namespace, pod) and (container is None or key[2] == container):
+                    entry["open"] = False
+            self._cond.notify_all()
+
+    def drop(self, namespace, pod):
+        with self._cond:
+            for key in [k for k in self._logs if k[:2] == (namespace, pod)]:
+                self._logs[key]["open"] = False
+                del self._logs[key]
+            self._cond.notify_all()
+
+    def lines(self, namespace, pod, container, previous=False, tail=None, timestamps=False):
+        with self._cond:
+            entry = self._logs.get((namespace, pod, container)) or {"current": [], "previous": []}
+            lines = list(entry["previous" if previous else "current"])
+        if tail is not None:
+            lines = lines[-tail:] if tail > 0 else []
+        return [("%s %s" % (ts, text)) if timestamps else text for ts, text in lines]
+
+    def follow(self, namespace, pod, container, tail=None, timestamps=False, stop=None, timeout=None):
+        """Yield lines (already written, then new ones) until the container stops."""
+        key = (namespace, pod, container)
+        with self._cond:
+            entry = self._logs.get(key) or {"current": []}
+            start = len(entry["current"]) - tail if tail is not None and tail >= 0 else 0
+            index = max(0, start)
+        deadline = time.monotonic() + timeout if timeout else None
+        while True:
+            with self._cond:
+                entry = self._logs.get(key)
+                if entry is None:
+                    return
+                pending = entry["current"][index:]
+                index += len(pending)
+                is_open = entry["open"]
+                if not pending and is_open:
+                    self._cond.wait(0.5)
+            for ts, text in pending:
+                yield ("%s %s" % (ts, text)) if timestamps else text
+            if not pending and not is_open:
+                return
+            if (stop is not None and stop()) or (deadline is not None and time.monotonic() > deadline):
+                return

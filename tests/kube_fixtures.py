@@ -1,0 +1,88 @@
+"""kubesim for tests: a context manager and fixture factories usable from any test folder.
+
+    from kube_fixtures import kubesim_cluster
+
+    with kubesim_cluster(profile="vanilla") as sim:      # in-process (threads)
+        run(["kubectl", ...], env={"KUBECONFIG": sim.kubeconfig})
+
+    with kubesim_cluster(subprocess=True) as sim:        # `python -m kubesim` child process
+        ...
+
+``sim`` has ``kubeconfig``, ``url``, ``admin_token``, ``user_tokens`` and, in
+process, the whole :class:`kubesim.app.KubeSim` API (``faults``, ``cluster``...).
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+
+def kubectl_binary():
+    """The real kubectl 1.35 (installed into .venv/kube-bin on first use)."""
+    from kubesim.clients import install_clients
+    return install_clients()
+
+
+class _ChildSim:
+    """A ``python -m kubesim`` child process (what ``make kubesim`` runs)."""
+
+    def __init__(self, args, state_dir):
+        self.state_dir = state_dir
+        self.process = subprocess.Popen([sys.executable, "-m", "kubesim", "--state-dir", state_dir] + list(args),
+                                        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line.startswith("export KUBECONFIG="):
+            self.process.kill()
+            raise RuntimeError("kubesim did not start: %s %s" % (line, self.process.stderr.read()))
+        self.kubeconfig = line.strip().split("=", 1)[1]
+        import json
+        with open(self.kubeconfig, encoding="utf-8") as handle:
+            config = json.load(handle)
+        self.url = config["clusters"][0]["cluster"]["server"]
+        self.admin_token = config["users"][0]["user"]["token"]
+        self.user_tokens = {u["name"][len("kubesim-"):-len("-user")]: u["user"]["token"] for u in config["users"][1:]}
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextlib.contextmanager
+def kubesim_cluster(subprocess=False, **settings):
+    """A running kubesim on a free port, stopped at exit."""
+    if subprocess:
+        args = []
+        for key, value in settings.items():
+            if key == "state_dir":
+                continue
+            flag = "--" + key.replace("_", "-")
+            if value is True:
+                args.append(flag)
+            elif value not in (None, False):
+                args += [flag, str(value)]
+        with tempfile.TemporaryDirectory(prefix="kubesim-test-") as tmp:
+            sim = _ChildSim(args, settings.get("state_dir") or tmp)
+            try:
+                yield sim
+            finally:
+                sim.stop()
+        return
+    from kubesim.app import KubeSim
+    sim = KubeSim(**settings)
+    sim.start()
+    try:
+        yield sim
+    finally:
+        sim.stop()
