@@ -34,6 +34,15 @@ EXTENDS_KEY = "extends"
 RENAMED_SECTIONS = {"matbench": "postprocess"}
 
 
+def type_name(value):
+    """The YAML/JSON kind of a value (Ansible wraps values in tagged subclasses)."""
+    for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (dict, "dict"),
+                       (list, "list"), (tuple, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type_name(value)
+
+
 # --------------------------------------------------------------------------
 # loading
 
@@ -98,7 +107,7 @@ def load_config_document(path, warnings=None):
     document = load_yaml_file(path, "config file")
     if not isinstance(document, dict):
         raise ConfigError(
-            "config file %s: expected a YAML mapping of sections, got %s" % (path, type(document).__name__)
+            "config file %s: expected a YAML mapping of sections, got %s" % (path, type_name(document))
         )
     presets = document.get(PRESETS_SECTION, {})
     if presets is None:
@@ -193,7 +202,7 @@ def get_dotted(tree, key, default=_MISSING):
         if walked and not isinstance(node, dict):
             raise ConfigError(
                 "config key '%s' does not exist: '%s' is a %s, not a section"
-                % (key, ".".join(walked), type(node).__name__)
+                % (key, ".".join(walked), type_name(node))
             )
         raise ConfigError("config key '%s' does not exist; %s" % (key, _describe_matches(close_matches(key, tree))))
     return node
@@ -209,7 +218,7 @@ def set_dotted(tree, key, value, origin="override"):
         if not isinstance(node, dict):
             raise ConfigError(
                 "%s: cannot set '%s': '%s' is a %s, not a section"
-                % (origin, key, ".".join(parts[:depth]), type(node).__name__)
+                % (origin, key, ".".join(parts[:depth]), type_name(node))
             )
         if part not in node:
             raise ConfigError(
@@ -266,7 +275,7 @@ def apply_preset(config, document, name, applied, chain=()):
     if preset is None:
         preset = {}
     if not isinstance(preset, dict):
-        raise ConfigError("preset '%s': expected a mapping of dotted keys to values, got %s" % (name, type(preset).__name__))
+        raise ConfigError("preset '%s': expected a mapping of dotted keys to values, got %s" % (name, type_name(preset)))
     chain = tuple(chain) + (name,)
     for key, value in preset.items():
         if key == EXTENDS_KEY:
@@ -295,7 +304,7 @@ def parse_overrides(value, source="overrides"):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ConfigError("%s: expected a mapping of dotted keys to values, got %s" % (source, type(value).__name__))
+        raise ConfigError("%s: expected a mapping of dotted keys to values, got %s" % (source, type_name(value)))
     return value
 
 

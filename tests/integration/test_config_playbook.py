@@ -87,3 +87,55 @@ def test_default_artifact_dir_is_timestamped_under_cwd(tmp_path):
     runs = os.listdir(tmp_path / "artifacts")
     assert len(runs) == 1 and len(runs[0]) == len("20261122-101500")
     assert (tmp_path / "artifacts" / runs[0] / "config.yaml").exists()
+
+
+def lab_inventory(tmp_path, group_vars, host_vars=None):
+    """An inventory where localhost is in group 'lab', with group_vars (and host_vars)."""
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "hosts.yml").write_text(yaml.safe_dump({"lab": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}}}}))
+    (inventory / "group_vars" / "lab.yml").write_text(yaml.safe_dump(group_vars))
+    if host_vars:
+        (inventory / "host_vars").mkdir()
+        (inventory / "host_vars" / "localhost.yml").write_text(yaml.safe_dump(host_vars))
+    return str(inventory / "hosts.yml")
+
+
+def test_presets_and_overrides_from_the_inventory_then_the_command_line(tmp_path):
+    inventory = lab_inventory(
+        tmp_path,
+        {"perfscale_presets": ["no_capture"],
+         "perfscale_overrides": {"tests.benchmark.timeout_s": 77, "tests.capture_environment.nvidia_smi_timeout": 9}},
+        {"perfscale_overrides": {"tests.benchmark.timeout_s": 88, "tests.benchmark.stop_on_error": True}})
+    root = tmp_path / "run"
+    run = run_playbook("playbooks/config.yml", "-i", inventory, "-e", "preset=cpu_smoke",
+                       "-e", '{"overrides": {"tests.benchmark.stop_on_error": false}}', "-e", "artifact_dir=%s" % root)
+    assert run.returncode == 0, run.output
+    written = yaml.safe_load((root / "config.yaml").read_text())
+    # group_vars' presets, then host_vars' overrides (they replace group_vars' as Ansible variables do)
+    assert written["tests"]["capture_environment"]["enabled"] is False
+    assert written["tests"]["benchmark"]["timeout_s"] == 88
+    assert written["tests"]["capture_environment"]["nvidia_smi_timeout"] == 30
+    # -e preset and -e overrides win
+    assert written["tests"]["benchmark"]["stop_on_error"] is False
+    assert written["tests"]["benchmark"]["name_template"] == "{indicator}_{dtype}_{size}"
+    assert (root / "presets_applied").read_text() == "no_capture\ncpu_smoke\n"
+    assert yaml.safe_load((root / "config_inventory.yaml").read_text()) == {
+        "perfscale_presets": ["no_capture"],
+        "perfscale_overrides": {"tests.benchmark.timeout_s": 88, "tests.benchmark.stop_on_error": True}}
+
+
+def test_inventory_mistakes_are_one_line_errors_and_nothing_is_written(tmp_path):
+    for group_vars, message in (
+            ({"perfscale_presets": "cpu_smok"}, "unknown preset 'cpu_smok' (did you mean 'cpu_smoke'?)"),
+            ({"perfscale_overrides": {"tests.benchmark.timeout": 5}},
+             "perfscale_overrides (inventory): key 'tests.benchmark.timeout' does not exist"),
+            ({"perfscale_overrides": ["tests.benchmark.timeout_s"]},
+             "perfscale_overrides: expected a mapping of dotted keys to values, got list")):
+        case = tmp_path / ("case%d" % len(os.listdir(tmp_path)))
+        root = case / "run"
+        run = run_playbook("playbooks/config.yml", "-i", lab_inventory(case, group_vars), "-e", "artifact_dir=%s" % root)
+        assert run.returncode != 0
+        assert message in run.flat, run.output
+        assert not root.exists()
