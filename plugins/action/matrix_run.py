@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
+import os
+
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
 
 ARGUMENT_SPEC = dict(
     config_key=dict(type="str", default="tests.benchmark"),
@@ -43,7 +46,15 @@ class ActionModule(PerfscaleAction):
         def show(progress):
             display.display(matrix_lib.format_progress(progress))
 
-        summary = benchmark.run_benchmark(plan, dest, on_progress=show)
+        # the ansible-playbook process is this worker's parent: when it dies (kill -9), the
+        # worker is re-parented, and the matrix stops instead of running on unseen
+        controller = os.getppid()
+        started = run_lock.process_start_time(controller)
+
+        def controller_alive():
+            return os.getppid() == controller and run_lock.is_alive(controller, started)
+
+        summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive)
         ran = summary["succeeded"] + summary["failed"]
         result.update(
             changed=ran > 0,

@@ -17,6 +17,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import collectio
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
 
 ARGUMENT_SPEC = dict(
     config_file=dict(type="path"),
@@ -95,6 +96,13 @@ class ActionModule(PerfscaleAction):
         explicit_root = args.get("artifact_dir") or task_vars.get("perfscale_run_root")
         run_root = artifacts.resolve_run_root(explicit_root)
         written = {}
+        if not self._task.check_mode and (args["write"] or os.path.isdir(run_root)):
+            # one run per run directory, for the whole life of this ansible-playbook (the
+            # worker running this task is its child)
+            artifacts.ensure_dir(run_root)
+            lock = run_lock.acquire(run_root, os.getppid())
+            if lock.message():
+                display.warning(lock.message())
         if args["write"] and not self._task.check_mode:
             written = run_context.record_run_config(run_root, resolved)
 

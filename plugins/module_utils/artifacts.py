@@ -96,6 +96,41 @@ class _DirectoryLock:
             os.close(self.fd)
 
 
+class ExclusiveLock:
+    """An flock on ``path`` held for a ``with`` block; taken at once or a one-line
+    RunLockError saying what is busy (``what``) and which process holds it."""
+
+    def __init__(self, path, what):
+        self.path = path
+        self.what = what
+        self.handle = None
+
+    def __enter__(self):
+        from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RunLockError
+
+        handle = open(self.path, "a+", encoding="utf-8")  # pylint: disable=consider-using-with
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise RunLockError("%s is in use by %s" % (self.what, holder)) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write("pid %d\n" % os.getpid())
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        self.handle.close()
+
+
 def index_digits(count):
     """Digits of the indexes of ``count`` directories made at once (at least ``INDEX_DIGITS``)."""
     return max(INDEX_DIGITS, len(str(max(count - 1, 0))))

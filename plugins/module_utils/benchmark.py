@@ -21,6 +21,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 
 DEFAULT_KEY = "tests.benchmark"
+MATRIX_LOCK_FILE = ".perfscale-matrix.lock"
 
 
 class BenchmarkPlan:
@@ -52,15 +53,20 @@ def rehearse(plan):
              "command": p.command.argv} for p in plan.points]
 
 
-def run_benchmark(plan, parent_dir, on_progress=None, env=None):
+def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None):
+    """Run the plan in ``parent_dir``; ``controller_alive`` (a callable) stops it when the
+    process that started it is gone (see ``matrix.MatrixRunner``)."""
     section = plan.section
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
     executor = executors.create_executor(section["executor"], base_env=env)
     try:
-        runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"], harness=plan.harness,
-                                         executor=executor, parallelism=section["parallelism"],
-                                         stop_on_error=section["stop_on_error"], on_progress=on_progress)
-        summary = runner.run()
+        with artifacts.ExclusiveLock(os.path.join(matrix_dir, MATRIX_LOCK_FILE), "matrix directory %s" % matrix_dir):
+            runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"],
+                                             harness=plan.harness, executor=executor,
+                                             parallelism=section["parallelism"],
+                                             stop_on_error=section["stop_on_error"], on_progress=on_progress,
+                                             controller_alive=controller_alive)
+            summary = runner.run()
     finally:
         executor.close()
     summary["resumed"] = resumed

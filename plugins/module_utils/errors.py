@@ -27,6 +27,10 @@ class ArtifactError(PerfscaleError):
     """An artifact directory or file cannot be created, read or trusted."""
 
 
+class RunLockError(ArtifactError):
+    """A run directory is held by another run."""
+
+
 class CommandArgsError(PerfscaleError):
     """Toolbox command arguments cannot be rendered or do not fit the role."""
 

@@ -343,10 +343,18 @@ class PointOutcome:
 
 
 class MatrixRunner:
-    """Run planned points with a parallelism policy; thread-safe progress."""
+    """Run planned points with a parallelism policy; thread-safe progress.
+
+    ``controller_alive`` (optional) is polled every ``WATCH_INTERVAL_S``: once it
+    returns false (the ``ansible-playbook`` that started the run is gone), no new
+    point starts, running points are cancelled (their process trees killed) and
+    left unfinished (no ``exit_code``), so that a resume runs them again.
+    """
+
+    WATCH_INTERVAL_S = 0.25
 
     def __init__(self, matrix_dir, points, timeout, harness, executor, parallelism="sequential", stop_on_error=False,
-                 on_progress=None):
+                 on_progress=None, controller_alive=None):
         self.matrix_dir = matrix_dir
         self.points = points
         self.timeout = timeout
@@ -359,6 +367,9 @@ class MatrixRunner:
         self._stop = threading.Event()
         self._started = None
         self._durations = []
+        self._running = {}
+        self.controller_alive = controller_alive
+        self.abandoned = threading.Event()
         self.results = {}
 
     # -- one point
@@ -369,12 +380,19 @@ class MatrixRunner:
         started_at, started = _now(), time.monotonic()
         artifacts.write_text_atomic(os.path.join(directory, artifacts.UUID_FILE), str(uuid.uuid4()) + "\n")
         handle = self.executor.start(point, point.command, directory)
+        with self._lock:
+            self._running[point.name] = handle
         try:
             execution = self.executor.wait(handle, self.timeout)
+            if self.abandoned.is_set():
+                return None  # cancelled because the controller died: left unfinished
             self.executor.collect(handle, directory)
         except BaseException:
             self.executor.cancel(handle)
             raise
+        finally:
+            with self._lock:
+                self._running.pop(point.name, None)
         outcome = PointOutcome(execution)
         if execution.ok:
             try:
@@ -397,6 +415,8 @@ class MatrixRunner:
         if self._stop.is_set():
             return point, None
         outcome = self.run_point(point)
+        if outcome is None:
+            return point, None
         with self._lock:
             self.results[point.name] = ("failed" if not outcome.ok else "succeeded", outcome)
             self._durations.append(outcome.duration)
@@ -429,12 +449,36 @@ class MatrixRunner:
         progress = self.progress()
         with self._lock:
             artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), progress)
-        if self.on_progress:
+        if self.on_progress and not self.abandoned.is_set():
             self.on_progress(progress)
 
     # -- policies
 
+    def _watch_controller(self, finished):
+        while not finished.wait(self.WATCH_INTERVAL_S):
+            if not self.controller_alive():
+                self.abandoned.set()
+                self._stop.set()
+                with self._lock:
+                    running = list(self._running.values())
+                for handle in running:
+                    self.executor.cancel(handle)
+                return
+
     def run(self):
+        finished = threading.Event()
+        watcher = None
+        if self.controller_alive is not None:
+            watcher = threading.Thread(target=self._watch_controller, args=(finished,), daemon=True)
+            watcher.start()
+        try:
+            return self._run()
+        finally:
+            finished.set()
+            if watcher is not None:
+                watcher.join()
+
+    def _run(self):
         self._started = time.monotonic()
         pending = []
         for point in self.points:
@@ -456,7 +500,9 @@ class MatrixRunner:
                     list(pool.map(self._execute, pending[start:start + self.width]))
         else:
             self._run_sliding(pending)
-        return self.summary()
+        summary = self.summary()
+        summary["abandoned"] = self.abandoned.is_set()
+        return summary
 
     def _run_sliding(self, pending):
         queue = list(pending)

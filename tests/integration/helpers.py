@@ -40,9 +40,12 @@ def run_playbook(playbook, *args, cwd=None, env=None, timeout=600):
 
 
 def tree(root):
+    """Files of a tree, without the run lock (its keeper removes it just after the run)."""
     found = []
     for directory, _dirs, files in os.walk(root):
         for name in files:
+            if name == ".perfscale-run.lock":
+                continue
             found.append(os.path.relpath(os.path.join(directory, name), root))
     return sorted(found)
 

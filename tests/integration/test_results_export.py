@@ -173,8 +173,8 @@ def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
         assert "exported 15 of 15 KPI document(s) of 4 test(s) to sqlite %s" % database in run.flat
     with sqlite3.connect(database) as connection:
         assert connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'kpi'").fetchone()[0] == 15
-    # exporting only exports: no plots directory, no parse cache, nothing else written into the tree
-    assert tree(str(root)) == before
+    # exporting only exports: no plots directory, no parse cache; only the run's log of the tasks grew
+    assert [name for name in tree(str(root)) if name != "_ansible.log"] == before
 
 
 def test_export_playbook_needs_one_input():

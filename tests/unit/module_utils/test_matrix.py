@@ -1,6 +1,7 @@
 import json
 import os
 import sys
+import time
 
 import pytest
 import yaml
@@ -313,3 +314,29 @@ def test_rehearsal_lists_directories_and_creates_nothing(tmp_path):
     assert listing[0]["directory"] == "000__matmul_float32_256"
     assert listing[-1]["directory"] == "007__conv2d_float32"
     assert os.listdir(tmp_path) == []
+
+
+def test_controller_death_cancels_the_running_point_and_leaves_it_unfinished(tmp_path):
+    points = plan([{"name": "first", "sleep": 0}, {"name": "hanging", "sleep": 30}, {"name": "never", "sleep": 0}])
+    matrix_dir, _resumed = mx.prepare_matrix_dir(str(tmp_path), points)
+    alive = {"value": True}
+
+    def controller_alive():
+        # the controller "dies" once the hanging point has started
+        if os.path.exists(os.path.join(points[1].directory, ".uuid")):
+            alive["value"] = False
+        return alive["value"]
+
+    runner = mx.MatrixRunner(matrix_dir, points, 60, HARNESS, executors.create_executor("local"),
+                             controller_alive=controller_alive)
+    started = time.monotonic()
+    summary = runner.run()
+    assert time.monotonic() - started < 10
+    assert summary["abandoned"] is True
+    assert mx.read_exit_code(points[0].directory) == 0
+    # killed, unfinished (no exit_code, no FAILURE): a resume runs it again
+    assert not os.path.exists(os.path.join(points[1].directory, "exit_code"))
+    assert not os.path.exists(os.path.join(points[1].directory, "FAILURE"))
+    assert not os.path.exists(os.path.join(points[2].directory, ".uuid"))
+    # what a resume runs again
+    assert [p.name for p in points if mx.read_exit_code(p.directory) != 0] == ["hanging", "never"]

@@ -1,0 +1,92 @@
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
+
+
+def controller():
+    """A stand-in for an ansible-playbook process."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def wait_until(condition, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_second_run_fails_at_once_naming_the_directory_and_the_holder(tmp_path):
+    first, second = controller(), controller()
+    try:
+        lock = run_lock.acquire(str(tmp_path), first.pid)
+        assert lock.taken_over is None and not lock.already_held
+        with pytest.raises(errors.RunLockError) as error:
+            run_lock.acquire(str(tmp_path), second.pid)
+        message = str(error.value)
+        assert "run directory %s is in use by another run (pid %d on " % (tmp_path, first.pid) in message
+        assert "started 20" in message and "\n" not in message
+        # the same run again (an imported playbook) is fine
+        assert run_lock.acquire(str(tmp_path), first.pid).already_held
+    finally:
+        first.kill()
+        second.kill()
+        first.wait()
+        second.wait()
+
+
+def test_the_lock_goes_when_the_controller_dies_even_by_kill_9(tmp_path):
+    first, second = controller(), controller()
+    try:
+        run_lock.acquire(str(tmp_path), first.pid)
+        first.kill()  # SIGKILL
+        first.wait()
+        assert wait_until(lambda: not (tmp_path / run_lock.LOCK_FILE).exists())
+        lock = run_lock.acquire(str(tmp_path), second.pid)
+        assert lock.taken_over is None
+    finally:
+        second.kill()
+        second.wait()
+
+
+def test_a_stale_lock_is_taken_over_and_said_so(tmp_path):
+    (tmp_path / run_lock.LOCK_FILE).write_text(json.dumps({"pid": 999999, "pid_start": 1, "host": "gone",
+                                                            "started": "2026-11-01T00:00:00+00:00"}))
+    mine = controller()
+    try:
+        lock = run_lock.acquire(str(tmp_path), mine.pid)
+        assert lock.taken_over["pid"] == 999999
+        assert lock.message() == ("run directory %s: took over a stale lock (pid 999999 on gone, started "
+                                  "2026-11-01T00:00:00+00:00, which no longer holds it)" % tmp_path)
+        holder = json.loads((tmp_path / run_lock.LOCK_FILE).read_text())
+        assert holder["pid"] == mine.pid and holder["host"]
+    finally:
+        mine.kill()
+        mine.wait()
+
+
+def test_keeper_refuses_bad_arguments():
+    assert run_lock.main(["run_lock.py"]) == 2
+    assert os.path.exists(run_lock.__file__)
+
+
+def test_a_run_right_after_another_waits_for_the_keeper_instead_of_failing(tmp_path):
+    first, second = controller(), controller()
+    try:
+        run_lock.acquire(str(tmp_path), first.pid)
+        first.kill()
+        first.wait()
+        # at once, before the keeper's next look at its controller
+        lock = run_lock.acquire(str(tmp_path), second.pid)
+        assert lock.holder["pid"] == second.pid
+    finally:
+        second.kill()
+        second.wait()
