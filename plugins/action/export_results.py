@@ -17,6 +17,7 @@ ARGUMENT_SPEC = dict(
     results_dir=dict(type="path"),
     spool_dir=dict(type="path"),
     bundles=dict(type="list", elements="dict"),
+    spool_target=dict(type="str", default="spool", choices=["spool", "config"]),
 )
 
 
@@ -32,9 +33,10 @@ class ActionModule(PerfscaleAction):
         if args.get("bundles") is not None:
             return self._export_bundles(result, args["bundles"])
         if args.get("spool_dir"):
-            outcome = export_lib.replay_spool(args["spool_dir"], export, config)
+            outcome = export_lib.replay_spool(args["spool_dir"], export, config, target=args["spool_target"])
             message = "replayed %d spool file(s): %d of %d document(s) delivered to %s" % (
-                outcome["files"], outcome["delivered"], outcome["documents"], outcome["store"] or export["backend"])
+                outcome["files"], outcome["delivered"], outcome["documents"],
+                ", ".join(outcome["stores"]) or export["backend"])
         else:
             # export only: parse (fresh caches are used, none is written), no plots directory
             parsed = postprocess.compute_payloads(args["results_dir"], config, write_cache=False)

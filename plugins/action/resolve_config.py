@@ -114,6 +114,9 @@ class ActionModule(PerfscaleAction):
         else:
             current_dir, stack = run_root, []
         result.update(
+            # the facts hold the configuration as it is (a URL's user-info included): not shown
+            # with -v; RV(config) is the masked copy people see
+            _ansible_verbose_override=True,
             changed=bool(written),
             config_file=resolved.source,
             presets_applied=resolved.presets_applied,

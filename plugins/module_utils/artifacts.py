@@ -214,7 +214,12 @@ def dump_yaml(data):
 
 
 def write_json_atomic(path, data):
-    return write_text_atomic(path, json.dumps(to_plain(data), indent=2, sort_keys=False) + "\n")
+    """Standard JSON only: NaN and Infinity are refused (ArtifactError), never written."""
+    try:
+        text = json.dumps(to_plain(data), indent=2, sort_keys=False, allow_nan=False)
+    except ValueError as exc:
+        raise ArtifactError("%s: not written: %s (use null for a missing number)" % (path, exc)) from None
+    return write_text_atomic(path, text + "\n")
 
 
 def write_yaml_atomic(path, data):

@@ -22,13 +22,23 @@ import shutil
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
-from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ArtifactError, ExportError, StoreError
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
+    ArtifactError,
+    ExportError,
+    StoreError,
+    StoreUnavailable,
+)
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
 
 SPOOL_DIRNAME = "kpi_export_spool"
 REPLAYED_DIRNAME = "replayed"
 SPOOL_SUFFIX = ".jsonl"
+SPOOL_HEADER = "perfscale_spool"
+REPLAY_LOCK_FILE = ".replay.lock"
+REPLAY_TARGETS = ("spool", "config")
 REPLAY_COMMAND = "ansible-playbook perfscale.topsail.export -e spool_dir=%s"
 
 
@@ -72,114 +82,243 @@ def spool_path(spool_dir):
     return os.path.join(spool_dir, "export-%s-%d%s" % (stamp, os.getpid(), SPOOL_SUFFIX))
 
 
-def write_spool(path, documents):
-    artifacts.write_text_atomic(path, "".join(json.dumps(d, sort_keys=True, default=str) + "\n" for d in documents))
+def spool_target(export, environ=None):
+    """Where a spool's documents were going: the backend and its address, never a
+    credential (URLs lose their user-info; a credentials *file name* stays a name)."""
+    target = {"backend": export["backend"], "timeout_s": export["timeout_s"]}
+    if export["backend"] == "sqlite":
+        path = export["sqlite"].get("path") or sqlite_store.default_sqlite_path(environ)
+        target["sqlite"] = {"path": os.path.abspath(os.path.expanduser(path))}
+    else:
+        settings = dict(export[export["backend"]])
+        if "hosts" in settings:
+            settings["hosts"] = [secret_refs.redact_url(host) for host in settings["hosts"]]
+        target[export["backend"]] = settings
+    return target
+
+
+def same_store(target, export, environ=None):
+    """Whether a spool's recorded target is the store ``export`` configures."""
+    return target == spool_target(export, environ)
+
+
+def write_spool(path, documents, target=None, label_fields=()):
+    """A spool file: a header line (where the documents were going) then one document per line."""
+    header = {SPOOL_HEADER: {"format": 2, "target": target, "label_fields": list(label_fields),
+                             "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}}
+    artifacts.write_text_atomic(path, json.dumps(header) + "\n" + "".join(
+        json.dumps(d, sort_keys=True, default=str) + "\n" for d in documents))
     return path
 
 
-def read_spool(path):
-    """Documents of a spool file; unreadable lines are skipped and counted."""
-    documents, bad = [], 0
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                document = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(document, dict) and document.get("doc_id"):
-                documents.append(document)
-            else:
-                bad += 1
-    return documents, bad
+class SpoolFile:
+    """What a spool file holds: its header (None for a spool of an older release),
+    its documents, and the count of unreadable lines."""
+
+    def __init__(self, path):
+        self.path = path
+        self.header = None
+        self.documents = []
+        self.bad = 0
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    self.bad += 1
+                    continue
+                if isinstance(item, dict) and SPOOL_HEADER in item and self.header is None:
+                    self.header = item[SPOOL_HEADER] if isinstance(item[SPOOL_HEADER], dict) else {}
+                elif isinstance(item, dict) and item.get("doc_id"):
+                    self.documents.append(item)
+                else:
+                    self.bad += 1
+
+    @property
+    def target(self):
+        return (self.header or {}).get("target")
+
+    @property
+    def label_fields(self):
+        return (self.header or {}).get("label_fields") or ()
 
 
 def spool_files(spool_dir):
+    """The spool files of a directory: regular files of its own, never a link out of it."""
     if not os.path.isdir(spool_dir):
         return []
-    return sorted(os.path.join(spool_dir, name) for name in os.listdir(spool_dir) if name.endswith(SPOOL_SUFFIX))
+    found = []
+    for name in sorted(os.listdir(spool_dir)):
+        path = os.path.join(spool_dir, name)
+        if name.endswith(SPOOL_SUFFIX) and os.path.isfile(path) and not os.path.islink(path):
+            found.append(path)
+    return found
 
 
 # --------------------------------------------------------------------------
 # delivery
 
 
+class Delivery:
+    """What one delivery gave: delivered and undelivered documents, why, to which store."""
+
+    def __init__(self, delivered, undelivered, reason=None, store=None, unreachable=False):
+        self.delivered = delivered
+        self.undelivered = undelivered
+        self.reason = reason
+        self.store = store
+        self.unreachable = unreachable
+
+
 def deliver(documents, export, config=None, label_fields=(), environ=None):
-    """Write documents to the configured store: (delivered, undelivered, reason, store description)."""
+    """Write documents to a store; never raises for store problems."""
     if not documents:
-        return [], [], None, None
+        return Delivery([], [])
     store = None
     try:
         store = stores.open_store(export, config, environ)
         store.ensure_schema(label_fields)
         result = store.write(documents)
+    except StoreUnavailable as exc:
+        return Delivery([], list(documents), str(exc), store.describe() if store else export["backend"], True)
     except StoreError as exc:
-        return [], list(documents), str(exc), store.describe() if store else export["backend"]
+        return Delivery([], list(documents), str(exc), store.describe() if store else export["backend"])
     finally:
         if store is not None:
             store.close()
     delivered_ids = {d["doc_id"] for d in result.delivered}
     undelivered = [d for d in documents if d["doc_id"] not in delivered_ids]
     reason = "; ".join(sorted({why for _doc, why in result.rejected})[:3]) or None
-    return result.delivered, undelivered, reason, store.describe()
+    return Delivery(result.delivered, undelivered, reason, store.describe(), unreachable=result.gave_up is not None)
 
 
-def export_documents(documents, export, spool_dir, config=None, label_fields=(), environ=None):
+class Exporter:
+    """Spool everything first, then deliver: a crash at any point leaves what was
+    not delivered on disk. A store found unreachable is not tried again in the
+    same export (its remaining documents are spooled at once): the time an
+    export takes when the store dies is bounded by one store call's retries."""
+
+    def __init__(self, config=None, environ=None):
+        self.config = config
+        self.environ = os.environ if environ is None else environ
+        self.unreachable = {}   # store identity -> reason
+
+    def spool(self, documents, export, spool_dir, label_fields=()):
+        """(path or None, error): the write-ahead spool of ``documents``."""
+        path = spool_path(spool_dir)
+        try:
+            write_spool(path, documents, spool_target(export, self.environ), label_fields)
+        except (OSError, ArtifactError) as exc:
+            return None, "spool %s cannot be written: %s" % (spool_dir, exc)
+        return path, None
+
+    def deliver(self, documents, export, label_fields=(), config=None):
+        identity = json.dumps(spool_target(export, self.environ), sort_keys=True)
+        if identity in self.unreachable:
+            return Delivery([], list(documents), "not sent: %s" % self.unreachable[identity],
+                            export["backend"], True)
+        delivery = deliver(documents, export, config if config is not None else self.config, label_fields,
+                           self.environ)
+        if delivery.unreachable:
+            self.unreachable[identity] = "%s stopped answering earlier in this export" % delivery.store
+        return delivery
+
+
+def settle_spool(path, delivery):
+    """After a delivery: remove the spool file, or keep only what was not delivered."""
+    if delivery.undelivered:
+        spool = SpoolFile(path)
+        write_spool(path, delivery.undelivered, spool.target, spool.label_fields)
+        return path
+    os.remove(path)
+    spool_dir = os.path.dirname(path)
+    if not os.listdir(spool_dir):
+        os.rmdir(spool_dir)
+    return None
+
+
+def _outcome(documents):
+    return {"documents": len(documents), "delivered": 0, "undelivered": 0, "spool_file": None,
+            "reason": None, "store": None, "spool_error": None}
+
+
+def export_documents(documents, export, spool_dir, config=None, label_fields=(), environ=None, exporter=None):
     """Spool, deliver, keep in the spool what was not delivered. Never raises for store problems."""
-    outcome = {"documents": len(documents), "delivered": 0, "undelivered": 0, "spool_file": None,
-               "reason": None, "store": None, "spool_error": None}
+    outcome = _outcome(documents)
     if not documents:
         return outcome
-    path = spool_path(spool_dir)
-    try:
-        write_spool(path, documents)  # write-ahead: nothing is lost from here on
-    except (OSError, ArtifactError) as exc:
-        path = None  # still try to deliver; what fails cannot be kept, and that is reported
-        outcome["spool_error"] = "spool %s cannot be written: %s" % (spool_dir, exc)
-    delivered, undelivered, reason, description = deliver(documents, export, config, label_fields, environ)
-    outcome.update(delivered=len(delivered), undelivered=len(undelivered), reason=reason, store=description)
-    if path is None:
-        if undelivered:
-            outcome["reason"] = "; ".join(r for r in (reason, outcome["spool_error"]) if r)
-        return outcome
-    if undelivered:
-        write_spool(path, undelivered)
-        outcome["spool_file"] = path
-    else:
-        os.remove(path)
-        if not os.listdir(spool_dir):
-            os.rmdir(spool_dir)
+    exporter = exporter or Exporter(config, environ)
+    path, outcome["spool_error"] = exporter.spool(documents, export, spool_dir, label_fields)
+    _finish(outcome, path, exporter.deliver(documents, export, label_fields))
     return outcome
 
 
-def replay_spool(spool_dir, export, config=None, label_fields=(), environ=None):
-    """Deliver every spool file of ``spool_dir``; delivered files move to ``replayed/``."""
+def _finish(outcome, path, delivery):
+    outcome.update(delivered=len(delivery.delivered), undelivered=len(delivery.undelivered), reason=delivery.reason,
+                   store=delivery.store)
+    if path is None:
+        if delivery.undelivered:
+            outcome["reason"] = "; ".join(r for r in (delivery.reason, outcome["spool_error"]) if r)
+        return outcome
+    outcome["spool_file"] = settle_spool(path, delivery)
+    return outcome
+
+
+def replay_spool(spool_dir, export, config=None, environ=None, target="spool"):
+    """Deliver every spool file of ``spool_dir``; delivered files move to ``replayed/``.
+
+    Each file goes to the store it recorded (``target="spool"``; when that is the
+    configured store, with the configuration's credentials), or to the configured
+    store (``target="config"``). Two replays of one spool at once: the second one
+    fails at once, saying so.
+    """
+    if target not in REPLAY_TARGETS:
+        raise ExportError("spool_target %r: expected one of %s" % (target, ", ".join(REPLAY_TARGETS)))
     if not os.path.isdir(spool_dir):
         raise ExportError("spool_dir %s: not a directory" % spool_dir)
     outcome = {"files": 0, "documents": 0, "delivered": 0, "undelivered": 0, "unreadable_lines": 0,
-               "reasons": [], "store": None, "remaining_files": []}
-    for path in spool_files(spool_dir):
-        documents, bad = read_spool(path)
-        outcome["files"] += 1
-        outcome["documents"] += len(documents)
-        outcome["unreadable_lines"] += bad
-        delivered, undelivered, reason, description = deliver(documents, export, config, label_fields, environ)
-        outcome["delivered"] += len(delivered)
-        outcome["undelivered"] += len(undelivered)
-        outcome["store"] = description or outcome["store"]
-        if reason and reason not in outcome["reasons"]:
-            outcome["reasons"].append(reason)
-        if undelivered:
-            write_spool(path, undelivered)
-            outcome["remaining_files"].append(path)
-        else:
-            replayed = os.path.join(spool_dir, REPLAYED_DIRNAME)
-            os.makedirs(replayed, exist_ok=True)
-            shutil.move(path, os.path.join(replayed, os.path.basename(path)))
+               "reasons": [], "store": None, "stores": [], "remaining_files": []}
+    exporter = Exporter(config, environ)
+    with artifacts.ExclusiveLock(os.path.join(spool_dir, REPLAY_LOCK_FILE), "spool %s (a replay)" % spool_dir):
+        for path in spool_files(spool_dir):
+            spool = SpoolFile(path)
+            destination = export
+            if target == "spool" and spool.target and not same_store(spool.target, export, exporter.environ):
+                destination = target_export(spool.target, export)
+            outcome["files"] += 1
+            outcome["documents"] += len(spool.documents)
+            outcome["unreadable_lines"] += spool.bad
+            delivery = exporter.deliver(spool.documents, destination, spool.label_fields)
+            outcome["delivered"] += len(delivery.delivered)
+            outcome["undelivered"] += len(delivery.undelivered)
+            outcome["store"] = delivery.store or outcome["store"]
+            if delivery.store and delivery.store not in outcome["stores"]:
+                outcome["stores"].append(delivery.store)
+            if delivery.reason and delivery.reason not in outcome["reasons"]:
+                outcome["reasons"].append(delivery.reason)
+            if delivery.undelivered:
+                write_spool(path, delivery.undelivered, spool.target, spool.label_fields)
+                outcome["remaining_files"].append(path)
+            else:
+                replayed = os.path.join(spool_dir, REPLAYED_DIRNAME)
+                os.makedirs(replayed, exist_ok=True)
+                shutil.move(path, os.path.join(replayed, os.path.basename(path)))
     return outcome
+
+
+def target_export(target, export):
+    """An export section for a spool's recorded target (the configured one's other settings kept)."""
+    import copy
+
+    section = copy.deepcopy(export)
+    section["backend"] = target["backend"]
+    section["timeout_s"] = target.get("timeout_s", section["timeout_s"])
+    backend = target["backend"]
+    section[backend] = dict(section.get(backend) or {}, **(target.get(backend) or {}))
+    return section
 
 
 # --------------------------------------------------------------------------
@@ -227,15 +366,17 @@ def make_bundle(kind, path, config, run_root, label_fields=()):
 def export_bundles(bundles, environ=None):
     """Export what the tasks of a play handed over (the play-end export).
 
-    Never raises for store problems: what is not delivered stays in the
-    bundle's spool, and a warning says how to replay it. Returns counts, the
-    warnings, a message and ``exported`` (the bundle files handled, so that the
-    ``kpi_export`` callback does not export them a second time).
+    Every bundle is spooled before any is delivered. Never raises for store
+    problems: what is not delivered stays in the bundle's spool, and a warning
+    says how to replay it. Returns counts, the warnings, a message and
+    ``exported`` (the bundle files handled, so that the ``kpi_export`` callback
+    does not export them a second time).
     """
     environ = os.environ if environ is None else environ
     outcome = {"kpi": 0, "regression": 0, "delivered": 0, "undelivered": 0, "store": None, "warnings": [],
                "exported": [], "spools": []}
-    reasons = []
+    reasons, spooled = [], []
+    exporter = Exporter(None, environ)
     for bundle in bundles or []:
         if not isinstance(bundle, dict) or not bundle.get("file"):
             continue
@@ -245,8 +386,13 @@ def export_bundles(bundles, environ=None):
         except ExportError as exc:
             outcome["warnings"].append("kpi_export: %s" % exc)
             continue
-        result = export_documents(documents, bundle["export"], spool_dir, bundle.get("secrets"),
-                                  bundle.get("label_fields") or ())
+        path, error = exporter.spool(documents, bundle["export"], spool_dir, bundle.get("label_fields") or ())
+        spooled.append((bundle, spool_dir, documents, path, error))
+    for bundle, spool_dir, documents, path, error in spooled:
+        result = _outcome(documents)
+        result["spool_error"] = error
+        _finish(result, path, exporter.deliver(documents, bundle["export"], bundle.get("label_fields") or (),
+                                               bundle.get("secrets")))
         outcome["exported"].append(bundle["file"])
         outcome[bundle.get("kind", "kpi")] += result["delivered"]
         outcome["delivered"] += result["delivered"]

@@ -18,10 +18,12 @@ Planning (``plan_points``)
     before anything runs.
 
 Running (``MatrixRunner``)
-    An executor (``executors/``) runs each point. Every point has its own directory ``NNN__<name>`` inside the matrix
-    directory ``NNN__matbenchmarking``, created up front in expansion order,
-    with ``settings.yaml``. Running a point writes ``.uuid``, the harness's
-    ``stdout.log``/``stderr.log``, ``output.json`` (the validated document),
+    An executor (``executors/``) runs each point. Every point has its own
+    directory ``NNN__<name>`` inside the matrix directory ``NNN__matbenchmarking``,
+    created up front in expansion order, with ``settings.yaml``. Running a point
+    writes ``.uuid``, the harness's ``stderr.log`` and ``output.json`` (what it
+    printed, once validated; ``stdout.log`` is kept as it is when the output broke
+    the contract),
     ``point.json`` (timing, command), ``FAILURE`` when it failed and, last,
     ``exit_code``. Re-running the same matrix into the same artifact directory
     skips points whose ``exit_code`` is 0; earlier attempts of failed points are
@@ -274,9 +276,9 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
         except (OSError, ValueError):
             continue
         if recorded.get("fingerprint") == digest:
-            directories = {p["name"]: p["directory"] for p in recorded.get("points", [])}
+            directories = _recorded_directories(candidate, recorded, points)
             for point in points:
-                point.directory = os.path.join(candidate, directories[point.name])
+                point.directory = directories[point.name]
                 if not os.path.isdir(point.directory):
                     os.makedirs(point.directory)
                     artifacts.write_yaml_atomic(os.path.join(point.directory, artifacts.SETTINGS_FILE), point.settings)
@@ -295,6 +297,26 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
         "points": [{"name": p.name, "directory": os.path.basename(p.directory), "settings": p.settings} for p in points],
     })
     return matrix_dir, False
+
+
+def _recorded_directories(matrix_dir, recorded, points):
+    """The point directories a matrix plan records, each checked to be a directory of
+    the matrix (a plan edited to point elsewhere is refused before anything is touched)."""
+    entries = {}
+    for item in recorded.get("points") or []:
+        if isinstance(item, dict) and "name" in item:
+            entries[item["name"]] = item.get("directory")
+    root = os.path.realpath(matrix_dir)
+    directories = {}
+    for point in points:
+        name = entries.get(point.name)
+        target = os.path.realpath(os.path.join(root, name)) if isinstance(name, str) and name else None
+        if target is None or os.path.isabs(name) or os.path.dirname(target) != root:
+            raise MatrixError("%s: point '%s' has directory %r, which is not a directory of the matrix (the plan "
+                              "was edited?); nothing was touched" % (os.path.join(matrix_dir, MATRIX_FILE),
+                                                                     point.name, name))
+        directories[point.name] = target
+    return directories
 
 
 def read_exit_code(directory):
@@ -400,7 +422,7 @@ class MatrixRunner:
             except (HarnessOutputError, OSError) as exc:
                 execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
         if outcome.ok:
-            artifacts.write_json_atomic(os.path.join(directory, harness_base.OUTPUT_FILE), outcome.document)
+            self.harness.keep_output(directory, outcome.document)
         else:
             stderr_tail = harness_base.tail(os.path.join(directory, harness_base.STDERR_FILE))
             artifacts.write_failure(directory, execution.error + ("\n--- stderr (tail) ---\n" + stderr_tail

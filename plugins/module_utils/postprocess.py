@@ -122,6 +122,10 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
     workload = workload_lib.load_workload(section["workload"])
     labels_model = workload.labels_model()
     entries, tree_warnings = results_tree.parse_results(results_dir, workload, environ, write_cache=write_cache)
+    if not entries:
+        raise PostProcessError("results_dir %s: no test in it (a test is a directory holding %s and %s); "
+                               "nothing to post-process" % (results_dir, artifacts.SETTINGS_FILE,
+                                                            artifacts.EXIT_CODE_FILE))
     result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
     for entry in entries:
         try:

@@ -53,6 +53,16 @@ def load_yaml_file(path):
             raise ValueError("malformed YAML: %s" % " ".join(str(exc).split())) from None
 
 
+def within(path, root_real):
+    """Whether ``path``, links resolved, is ``root_real`` or inside it."""
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+def _link_out(label, path):
+    return "%s: a link out of the results directory (to %s), not followed" % (label, os.path.realpath(path))
+
+
 # --------------------------------------------------------------------------
 # discovery
 
@@ -78,6 +88,7 @@ class SettingsReader:
 
     def __init__(self, results_dir, warnings):
         self.results_dir = os.path.abspath(results_dir)
+        self.results_real = os.path.realpath(results_dir)
         self.warnings = warnings
         self._cache = {}
 
@@ -85,7 +96,9 @@ class SettingsReader:
         if directory not in self._cache:
             path = os.path.join(directory, SETTINGS_FILE)
             data = {}
-            if os.path.exists(path):
+            if os.path.exists(path) and not within(path, self.results_real):
+                self.warnings.append(_link_out(path, path))
+            elif os.path.exists(path):
                 try:
                     data = load_yaml_file(path) or {}
                     if not isinstance(data, dict):
@@ -130,6 +143,7 @@ def resolve_artifact_paths(test_dir, results_dir, dirnames, memo=None):
     parents again: the walk stays linear in the number of tests.
     """
     results_dir = os.path.abspath(results_dir)
+    results_real = os.path.realpath(results_dir)
     memo = {} if memo is None else memo
     resolved = {}
     for key, pattern in (dirnames or {}).items():
@@ -141,7 +155,9 @@ def resolve_artifact_paths(test_dir, results_dir, dirnames, memo=None):
                     names = os.listdir(current)
                 except OSError:
                     names = []
-                matches = sorted((n for n in names if fnmatch.fnmatchcase(n, pattern)), key=_index_key)
+                # a match that is a link out of the results directory is not one
+                matches = sorted((n for n in names if fnmatch.fnmatchcase(n, pattern)
+                                  and within(os.path.join(current, n), results_real)), key=_index_key)
                 memo[(current, pattern)] = os.path.join(current, matches[-1]) if matches else None
             found = memo[(current, pattern)]
             if found or current == results_dir or os.path.dirname(current) == current:
@@ -174,6 +190,7 @@ class ParseContext:
     def __init__(self, test_dir, results_dir, artifact_paths, important_files):
         self.test_dir = test_dir
         self.results_dir = results_dir
+        self.results_real = os.path.realpath(results_dir)
         self.artifact_paths = artifact_paths
         self.important = set(important_files or ())
         self.files_read = {}
@@ -205,6 +222,9 @@ class ParseContext:
         if path is None:
             self.warnings.append("%s: no %s directory found for this test" % (label, artifact))
             return None
+        if os.path.exists(path) and not within(path, self.results_real):
+            self.warnings.append(_link_out(label, path))
+            return None
         try:
             return reader(path)
         except FileNotFoundError:
@@ -234,7 +254,7 @@ class ParseContext:
         path = self.path(relative, artifact)
         if path is not None:
             self.files_read[os.path.relpath(path, self.test_dir)] = _file_state(path)
-        return path is not None and os.path.exists(path)
+        return path is not None and os.path.exists(path) and within(path, self.results_real)
 
 
 # --------------------------------------------------------------------------

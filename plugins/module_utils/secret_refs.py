@@ -21,6 +21,9 @@ SECRET_PREFIX = "secret:"
 MASK = "********"
 DEFAULT_DIR_ENV = "PERFSCALE_SECRETS_DIR"
 
+# the user-info of a URL (https://user:password@host): credentials, wherever they appear
+URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
 # parameter names treated as sensitive even when their value is not a known secret
 SENSITIVE_NAME = re.compile(r"(password|passwd|token|secret|credential|api_?key|private_?key)", re.IGNORECASE)
 # ... unless they name where a secret lives rather than the secret itself
@@ -84,10 +87,16 @@ def resolve_secret_ref(config, value, environ=None):
     return value
 
 
+def redact_url(text):
+    """``text`` with the user-info of every URL in it replaced by ``***`` (https://***@host)."""
+    return URL_USERINFO.sub("***@", str(text))
+
+
 def mask_text(text, secret_values):
-    """Replace every occurrence of every secret value (longest first)."""
+    """Replace every occurrence of every secret value (longest first), and URL user-info."""
     if not text:
         return text
+    text = redact_url(text)
     for value in sorted({v for v in secret_values if isinstance(v, str) and len(v) >= 3}, key=len, reverse=True):
         text = text.replace(value, MASK)
     return text

@@ -22,7 +22,9 @@ description:
     section - to re-process old runs. Nothing is written into the tree but the spool of
     what the store did not take.
   - With O(spool_dir), delivers the documents that an earlier export could not deliver
-    (the C(kpi_export_spool/) of a run). Delivered spool files move to C(replayed/).
+    (the C(kpi_export_spool/) of a run) to the store they were going to (see
+    O(spool_target)). Delivered spool files move to C(replayed/). Two replays of one spool
+    at once - the second fails at once, saying so.
   - Documents have deterministic ids, so exporting twice, or replaying after a partial
     delivery, stores each document exactly once.
   - Undelivered documents stay in the spool and the task fails with their count, the
@@ -39,6 +41,15 @@ options:
     description:
       - A spool directory to replay.
     type: path
+  spool_target:
+    description:
+      - With O(spool_dir), where the spooled documents go. V(spool) - the store each spool
+        file recorded when it was written (backend, hosts, index prefix or SQLite file;
+        never credentials; the configuration's credentials are used when it names the same
+        store). V(config) - the store the configuration (and C(PERFSCALE_EXPORT_*)) names.
+    type: str
+    choices: [spool, config]
+    default: spool
   bundles:
     description:
       - Export bundles, as returned by M(perfscale.topsail.visualize) and

@@ -139,3 +139,25 @@ def test_inventory_mistakes_are_one_line_errors_and_nothing_is_written(tmp_path)
         assert run.returncode != 0
         assert message in run.flat, run.output
         assert not root.exists()
+
+
+def test_credentials_in_a_url_never_reach_files_or_verbose_output(tmp_path):
+    password = "Pa55-in-url-7731"
+    root = tmp_path / "run"
+    run = run_playbook("playbooks/config.yml", "-vv", "-e", "artifact_dir=%s" % root, "-e",
+                       '{"overrides": {"export.opensearch.hosts": ["https://admin:%s@os.example.com:9200"]}}' % password)
+    assert run.returncode == 0, run.output
+    assert "https://***@os.example.com:9200" in run.output
+    assert password not in run.output
+    for name in ("config.yaml", "config_overrides.yaml", "_ansible.log"):
+        assert password not in (root / name).read_text(), name
+
+
+def test_an_artifact_dir_that_cannot_be_created_is_named_once(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    run = run_playbook("playbooks/config.yml", "-e", "artifact_dir=%s" % (blocker / "run"))
+    assert run.returncode != 0
+    line = next(l for l in run.output.splitlines() if "[ERROR]" in l)
+    assert line.count("artifact directory") == 1, line
+    assert "artifact directory %s: cannot be created" % (blocker / "run") in line

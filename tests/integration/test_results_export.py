@@ -1,5 +1,6 @@
 import json
 import os
+import socket
 import sqlite3
 import sys
 import time
@@ -102,7 +103,7 @@ def test_server_killed_in_the_middle_of_a_bulk_export_then_replayed_exactly_once
     assert 0 < delivered_before < 3000
     proxy.cut_after_bytes = None
     proxy.start()  # the server is back, on the same address
-    replay = ex.replay_spool(str(spool), export, label_fields=["indicator", "size", "dtype"])
+    replay = ex.replay_spool(str(spool), export)
     proxy.stop()
     assert replay["undelivered"] == 0 and replay["delivered"] == outcome["undelivered"]
     assert count(clone.url) == 3000
@@ -144,23 +145,48 @@ def test_play_exports_to_opensearch_with_credentials_that_never_leak(clone, tmp_
     assert grep_tree(str(root), password) == []
 
 
-def test_server_down_at_play_end_spools_and_export_playbook_replays_exactly_once(clone, tmp_path):
+def test_server_down_at_play_end_spools_and_the_printed_command_replays_there_exactly_once(clone, tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=3)
+    # the store's address, down during the play
+    proxy = Proxy(int(clone.url.rsplit(":", 1)[1]))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        proxy.port = probe.getsockname()[1]
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-e", overrides_for(proxy.url))
+    assert run.returncode == 0, run.output
+    assert "history unavailable" in run.flat
+    assert "kpi_export: 15 document(s) not delivered to opensearch %s" % proxy.url in run.flat
+    spool = root / "kpi_export_spool"
+    assert len(ex.spool_files(str(spool))) == 1
+    command = run.flat.split("replay with: ", 1)[1].split()[:4]
+    assert command == ["ansible-playbook", "perfscale.topsail.export", "-e", "spool_dir=%s" % spool]
+    proxy.start()  # the store is back
+    try:
+        # the printed command, as is: no override says where the documents go
+        replay = run_playbook(command[1], *command[2:])
+        assert replay.returncode == 0, replay.output
+        assert "replayed 1 spool file(s): 15 of 15 document(s) delivered to opensearch %s" % proxy.url in replay.flat
+        assert count(clone.url) == 15
+        again = run_playbook(command[1], *command[2:])
+        assert again.returncode == 0 and "replayed 0 spool file(s)" in again.flat
+    finally:
+        proxy.stop()
+    assert count(clone.url) == 15
+
+
+def test_a_spool_can_be_sent_to_the_configured_store_instead(clone, tmp_path):
     root = tmp_path / "run"
     trees.make_tree(str(root), points=3)
     run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
                        "-e", overrides_for("http://127.0.0.1:9"))
     assert run.returncode == 0, run.output
-    assert "history unavailable" in run.flat
-    assert "kpi_export: 15 document(s) not delivered to opensearch http://127.0.0.1:9" in run.flat
     spool = root / "kpi_export_spool"
-    assert len(ex.spool_files(str(spool))) == 1
-    replay = run_playbook("playbooks/export.yml", "-e", "spool_dir=%s" % spool, "-e", overrides_for(clone.url))
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    replay = run_playbook("playbooks/export.yml", "-e", "spool_dir=%s" % spool, "-e", "spool_target=config",
+                          "-e", overrides_for(sqlite_path=elsewhere))
     assert replay.returncode == 0, replay.output
-    assert "replayed 1 spool file(s): 15 of 15 document(s) delivered" in replay.flat
-    again = run_playbook("playbooks/export.yml", "-e", "spool_dir=%s" % spool, "-e", overrides_for(clone.url))
-    assert again.returncode == 0 and "replayed 0 spool file(s)" in again.flat
-    assert count(clone.url) == 15
-
+    assert "delivered to sqlite %s" % elsewhere in replay.flat
 
 def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
     root = tmp_path / "old-run"

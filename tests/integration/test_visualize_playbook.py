@@ -141,3 +141,11 @@ def test_every_copy_of_the_configuration_is_masked(tmp_path):
     assert plots and "lab-7" in (root / plots[0] / "config.yaml").read_text()
     assert grep_tree(str(root), secret) == []
     assert secret not in run.output
+
+
+def test_an_empty_results_dir_is_an_error_not_an_empty_report(tmp_path):
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % tmp_path)
+    assert run.returncode != 0
+    assert "results_dir %s: no test in it (a test is a directory holding settings.yaml and exit_code)" % tmp_path \
+        in run.flat
+    assert not [d for d in os.listdir(tmp_path) if d.endswith("__plots")]

@@ -109,3 +109,8 @@ class Harness:
         """The point's validated document, from what the command wrote (HarnessOutputError)."""
         with open(os.path.join(directory, STDOUT_FILE), encoding="utf-8", errors="replace") as handle:
             return validate_output(handle.read())
+
+    def keep_output(self, directory, document):
+        """Keep the validated document as ``output.json``. What the command printed is that
+        document: the file is renamed, not written again (a large document is stored once)."""
+        os.replace(os.path.join(directory, STDOUT_FILE), os.path.join(directory, OUTPUT_FILE))

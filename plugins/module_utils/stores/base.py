@@ -25,7 +25,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import re
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.secret_refs import redact_url
 
 KINDS = ("kpi", "regression")
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
@@ -107,6 +108,8 @@ class WriteResult:
     def __init__(self):
         self.delivered = []
         self.rejected = []  # (document, reason)
+        # why the backend stopped trying (the store stopped answering): the rest was not sent
+        self.gave_up = None
 
     def as_dict(self):
         return {"delivered": len(self.delivered), "rejected": len(self.rejected),
@@ -156,11 +159,6 @@ class ResultsStore:
         return self.name
 
 
-def redact_url(url):
-    """A URL without its user-info (credentials never reach messages)."""
-    return re.sub(r"(?<=//)[^/@\s]*@", "***@", str(url))
-
-
 def short_reason(exc):
-    """One line of at most 200 characters from an exception, URLs redacted."""
+    """One line of at most 200 characters from an exception, URL user-info redacted."""
     return redact_url(" ".join(str(exc).split()))[:200]

@@ -20,6 +20,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
     StoreError,
     StoreUnavailable,
 )
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
 # fields OpenSearch indexes with their own type; every other scalar is a keyword label
@@ -32,7 +33,6 @@ QUERIES_PER_MSEARCH = 100
 
 def read_credentials(secrets_config, credentials_file, environ=None):
     """(username, password) from a YAML file of the secrets directory."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
 
     if not credentials_file:
@@ -120,7 +120,7 @@ class OpenSearchStore(base.ResultsStore):
                    max_retries=settings["max_retries"], chunk_size=settings["chunk_size"])
 
     def describe(self):
-        return "opensearch %s" % ", ".join(base.redact_url(h) for h in self.hosts)
+        return "opensearch %s" % ", ".join(secret_refs.redact_url(h) for h in self.hosts)
 
     def _unavailable(self, exc):
         return StoreUnavailable("%s: %s" % (self.describe(), base.short_reason(exc)))
@@ -176,9 +176,15 @@ class OpenSearchStore(base.ResultsStore):
         return {k: indexed(k, v) for k, v in document.items()}
 
     def write(self, documents):
+        """Bulk-write in chunks. After the first chunk whose retries are exhausted, the
+        store is taken as gone: the remaining chunks are not sent (``gave_up``), so the
+        time a dying store costs is one chunk's retries, not one per chunk."""
         result = base.WriteResult()
         pending = list(documents)
         for start in range(0, len(pending), self.chunk_size):
+            if result.gave_up is not None:
+                result.rejected.extend((d, "not sent: %s" % result.gave_up) for d in pending[start:])
+                break
             self._write_chunk(pending[start:start + self.chunk_size], result)
         return result
 
@@ -196,6 +202,8 @@ class OpenSearchStore(base.ResultsStore):
                 if attempt > self.max_retries:
                     if not result.delivered:
                         raise self._unavailable(exc) from None
+                    result.gave_up = "%s stopped answering after %d tries: %s" % (
+                        self.describe(), attempt, base.short_reason(exc))
                     result.rejected.extend((d, "unreachable: %s" % base.short_reason(exc)) for d in chunk)
                     return
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
@@ -217,6 +225,9 @@ class OpenSearchStore(base.ResultsStore):
             attempt += 1
             if attempt > self.max_retries:
                 result.rejected.extend((d, "still failing after %d retries" % self.max_retries) for d in retry)
+                if len(retry) == len(chunk):
+                    # no document of the chunk got through: the store is not taking any
+                    result.gave_up = "%s refused a whole chunk %d times (429/5xx)" % (self.describe(), attempt)
                 return
             time.sleep(self.backoff * (2 ** (attempt - 1)))
             chunk = retry

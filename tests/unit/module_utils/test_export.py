@@ -1,3 +1,4 @@
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -5,7 +6,9 @@ import sqlite3
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import opensearch as os_store
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore
@@ -57,11 +60,14 @@ def test_unreachable_store_keeps_everything_in_the_spool_and_replay_delivers_onc
     outcome = ex.export_documents(documents, sqlite_export(blocker / "r.sqlite"), str(spool))
     assert (outcome["delivered"], outcome["undelivered"]) == (0, 30)
     assert "sqlite store" in outcome["reason"]
-    spooled, bad = ex.read_spool(outcome["spool_file"])
-    assert (len(spooled), bad) == (30, 0)
+    spooled = ex.SpoolFile(outcome["spool_file"])
+    assert (len(spooled.documents), spooled.bad) == (30, 0)
+    assert spooled.target == {"backend": "sqlite", "timeout_s": 5, "sqlite": {"path": str(blocker / "r.sqlite")}}
 
     good = sqlite_export(tmp_path / "r.sqlite")
-    replay = ex.replay_spool(str(spool), good)
+    # by default a spool goes where it was going (still unreachable): told otherwise, to the configured store
+    assert ex.replay_spool(str(spool), good)["delivered"] == 0
+    replay = ex.replay_spool(str(spool), good, target="config")
     assert (replay["files"], replay["delivered"], replay["undelivered"]) == (1, 30, 0)
     assert os.listdir(spool) == ["replayed"]
     assert ex.replay_spool(str(spool), good)["files"] == 0
@@ -75,8 +81,8 @@ def test_rejected_documents_stay_in_the_spool(tmp_path):
     outcome = ex.export_documents(documents, sqlite_export(tmp_path / "r.sqlite"), str(tmp_path / "spool"))
     assert (outcome["delivered"], outcome["undelivered"]) == (1, 1)
     assert "invalid document" in outcome["reason"]
-    spooled, _bad = ex.read_spool(outcome["spool_file"])
-    assert [d["test_uuid"] for d in spooled] == ["bad"]
+    spooled = ex.SpoolFile(outcome["spool_file"])
+    assert [d["test_uuid"] for d in spooled.documents] == ["bad"]
 
 
 def test_delivered_export_leaves_no_spool(tmp_path):
@@ -103,7 +109,7 @@ def test_credentials_come_from_the_secrets_directory(tmp_path):
 
 
 def test_urls_are_redacted_in_messages():
-    assert stores_base.redact_url("https://admin:pw@os.example.com:9200") == "https://***@os.example.com:9200"
+    assert secret_refs.redact_url("https://admin:pw@os.example.com:9200") == "https://***@os.example.com:9200"
     store = os_store.OpenSearchStore(["https://admin:pw@os.example.com:9200"], client=object())
     assert "pw" not in store.describe()
 
@@ -143,3 +149,68 @@ def test_environment_overrides_the_export_section_for_every_reader(tmp_path):
         ex.read_export(config, {"PERFSCALE_EXPORT_TIMEOUT": "soon"})
     with pytest.raises(errors.ConfigError, match=r"'export.backend': Input should be 'opensearch' or 'sqlite'"):
         ex.read_export(config, {"PERFSCALE_EXPORT_BACKEND": "mongo"})
+
+
+def test_a_spool_replays_into_the_store_it_was_going_to_not_the_configured_one(tmp_path):
+    wanted, configured = tmp_path / "wanted.sqlite", tmp_path / "configured.sqlite"
+    spool = tmp_path / "spool"
+    outcome = ex.export_documents([record("u1", 1.0)], sqlite_export(wanted), str(spool))
+    assert outcome["delivered"] == 1
+    # a spool left by an export that was going to `wanted`
+    path = ex.write_spool(str(spool / "export-by-hand.jsonl"), [record("u2", 2.0)],
+                          ex.spool_target(sqlite_export(wanted)))
+    assert os.path.exists(path)
+    replay = ex.replay_spool(str(spool), sqlite_export(configured))
+    assert replay["delivered"] == 1 and replay["stores"] == ["sqlite %s" % wanted]
+    assert not configured.exists()
+    store = SQLiteStore(wanted)
+    assert store.count() == 2
+    store.close()
+
+
+def test_a_spool_never_records_credentials():
+    export = dict(SQLITE, backend="opensearch", opensearch=dict(SQLITE["opensearch"], hosts=["https://admin:pw@os:9200"],
+                                                                credentials_file="secret:os-creds"))
+    target = ex.spool_target(export)
+    assert target["opensearch"]["hosts"] == ["https://***@os:9200"]
+    assert "pw" not in json.dumps(target)
+    assert target["opensearch"]["credentials_file"] == "secret:os-creds"  # a reference, not a credential
+
+
+def test_every_bundle_is_spooled_before_any_is_delivered(tmp_path, monkeypatch):
+    records = tmp_path / "kpis.json"
+    records.write_text(json.dumps([dict(record("k", 1.0))]))
+    regression = tmp_path / "regression.json"
+    regression.write_text(json.dumps([dict(record("r", 1.0), kind="regression", doc_id="reg-1")]))
+    spool = tmp_path / "spool"
+    bundles = [{"kind": kind, "file": str(path), "export": sqlite_export(tmp_path / "r.sqlite"), "secrets": {},
+                "spool_dir": str(spool), "label_fields": []} for kind, path in (("kpi", records),
+                                                                                ("regression", regression))]
+
+    def crash(*_args, **_kwargs):
+        raise KeyboardInterrupt("the process dies during the first delivery")
+
+    monkeypatch.setattr(ex, "deliver", crash)
+    with pytest.raises(KeyboardInterrupt):
+        ex.export_bundles(bundles, environ={})
+    spooled = sorted(d["doc_id"] for path in ex.spool_files(str(spool)) for d in ex.SpoolFile(path).documents)
+    assert spooled == sorted([stores_base.kpi_document(record("k", 1.0))["doc_id"], "reg-1"])
+
+
+def test_two_replays_of_one_spool_at_once_the_second_says_so(tmp_path):
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    ex.write_spool(str(spool / "export-1.jsonl"), [record("u", 1.0)], None)
+    with artifacts.ExclusiveLock(str(spool / ex.REPLAY_LOCK_FILE), "spool %s (a replay)" % spool):
+        with pytest.raises(errors.RunLockError, match=r"spool .*/spool \(a replay\) is in use by pid \d+"):
+            ex.replay_spool(str(spool), sqlite_export(tmp_path / "r.sqlite"))
+    assert ex.replay_spool(str(spool), sqlite_export(tmp_path / "r.sqlite"))["delivered"] == 1
+
+
+def test_a_spool_file_linked_from_outside_is_not_read(tmp_path):
+    outside = tmp_path / "outside.jsonl"
+    ex.write_spool(str(outside), [record("x", 1.0)], None)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    os.symlink(outside, spool / "export-link.jsonl")
+    assert ex.spool_files(str(spool)) == []

@@ -171,8 +171,9 @@ def test_point_directory_contents(tmp_path):
     directory = points[0].directory
     assert os.path.basename(matrix_dir) == "000__matbenchmarking"
     assert os.path.basename(directory) == "000__first"
+    # what the harness printed became output.json (renamed once valid, not copied)
     assert sorted(os.listdir(directory)) == [".uuid", "exit_code", "output.json", "point.json", "settings.yaml",
-                                             "stderr.log", "stdout.log"]
+                                             "stderr.log"]
     assert open(os.path.join(directory, "exit_code")).read() == "0\n"
     assert yaml.safe_load(open(os.path.join(directory, "settings.yaml"))) == {"name": "first", "value": 3,
                                                                               "indicator": "scripted"}
@@ -340,3 +341,41 @@ def test_controller_death_cancels_the_running_point_and_leaves_it_unfinished(tmp
     assert not os.path.exists(os.path.join(points[2].directory, ".uuid"))
     # what a resume runs again
     assert [p.name for p in points if mx.read_exit_code(p.directory) != 0] == ["hanging", "never"]
+
+
+def test_nan_from_a_harness_is_a_failed_point_never_non_standard_json(tmp_path):
+    points = plan([{"name": "nan", "mode": "nan"}])
+    summary, _matrix_dir, _resumed = run(tmp_path, points)
+    assert summary["failed"] == 1
+    directory = points[0].directory
+    assert "harness output contains NaN, which is not a number in JSON" in open(os.path.join(directory, "FAILURE")).read()
+    assert not os.path.exists(os.path.join(directory, "output.json"))
+    assert mx.read_exit_code(directory) == 65
+
+
+def test_a_large_valid_document_is_stored_once(tmp_path):
+    points = plan([{"name": "big", "mode": "big", "megabytes": 10}])
+    summary, _matrix_dir, _resumed = run(tmp_path, points)
+    assert summary["succeeded"] == 1
+    directory = points[0].directory
+    sizes = {name: os.path.getsize(os.path.join(directory, name)) for name in os.listdir(directory)}
+    assert sizes["output.json"] > 10_000_000
+    assert sum(sizes.values()) < 1.01 * sizes["output.json"]
+
+
+@pytest.mark.parametrize("directory", ["../../outside", "/tmp/absolute", "000__first/../../x", ".."])
+def test_an_edited_matrix_plan_cannot_send_a_resume_out_of_the_matrix(tmp_path, directory):
+    points = plan([{"name": "first"}, {"name": "second", "mode": "fail"}])
+    _summary, matrix_dir, _resumed = run(tmp_path, points)
+    plan_file = os.path.join(matrix_dir, mx.MATRIX_FILE)
+    recorded = yaml.safe_load(open(plan_file))
+    recorded["points"][1]["directory"] = directory
+    with open(plan_file, "w") as handle:
+        yaml.safe_dump(recorded, handle)
+    before = sorted(os.listdir(tmp_path))
+    again = plan([{"name": "first"}, {"name": "second", "mode": "fail"}])
+    with pytest.raises(MatrixError) as error:
+        mx.prepare_matrix_dir(str(tmp_path), again)
+    assert "point 'second' has directory %r, which is not a directory of the matrix" % directory in str(error.value)
+    assert sorted(os.listdir(tmp_path)) == before
+    assert not os.path.exists(os.path.join(matrix_dir, "001__second", "_previous"))

@@ -203,3 +203,25 @@ def test_workload_errors_are_clear(tmp_path):
     crashing.write_text("raise RuntimeError('bad import')\n")
     with pytest.raises(errors.WorkloadError, match=r"failed to load: RuntimeError: bad import"):
         workload_lib.load_workload(str(crashing))
+
+
+def test_links_out_of_the_results_directory_are_not_followed(tree, workload, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "settings.yaml").write_text("api_token: stolen-value\n")
+    (outside / "output.json").write_text('{"@result": {"rate": 999}}')
+    (outside / "999__host__capture_environment").mkdir()
+    point = tree / "001__matbenchmarking" / "000__matmul_float32_64"
+    os.remove(point / "settings.yaml")
+    os.symlink(outside / "settings.yaml", point / "settings.yaml")
+    os.remove(point / "output.json")
+    os.symlink(outside / "output.json", point / "output.json")
+    os.symlink(outside / "999__host__capture_environment", tree / "999__host__capture_environment")
+    entries, _warnings = store.parse_results(str(tree), workload)
+    entry = next(e for e in entries if e.relative.endswith("000__matmul_float32_64"))
+    assert "api_token" not in entry.settings
+    assert entry.results["rate"] is None
+    assert any("settings.yaml: a link out of the results directory" in w for w in _warnings)
+    assert any("output.json: a link out of the results directory" in w for w in entry.warnings)
+    # the capture directory the link pretends to be is not used: the real one is
+    assert entry.results["cpu"] is not None

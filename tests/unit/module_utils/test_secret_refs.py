@@ -57,9 +57,17 @@ def test_mask_params_by_name_value_and_explicit_list():
         "password": sec.MASK,
         "api_token": sec.MASK,
         "credentials_file": "opensearch.yaml",
-        "url": "https://user:********@host",
+        "url": "https://***@host",  # the whole user-info, not only the known secret
         "ref": "secret:token",
         "custom": sec.MASK,
         "nested": {"auth_token": sec.MASK, "items": [sec.MASK]},
     }
     assert params["password"] == "hunter2"
+
+
+def test_url_user_info_is_masked_wherever_a_configuration_is_written():
+    params = {"export": {"opensearch": {"hosts": ["https://admin:Pa55@os:9200", "http://os2:9200"]}},
+              "note": "see https://bob:x@git.example.com/repo and mailto:someone"}
+    masked = sec.mask_params(params)
+    assert masked["export"]["opensearch"]["hosts"] == ["https://***@os:9200", "http://os2:9200"]
+    assert masked["note"] == "see https://***@git.example.com/repo and mailto:someone"
