@@ -12,6 +12,13 @@ change matched once); precision, recall and F1 over the corpus and per category.
 Speed: the time to analyse SPEED_SERIES series of 100 points (the same mix), per method.
 Otava (pip install apache-otava) runs in its own virtualenv (benchmarks/.venv-otava, created
 on first use: it pins its own numpy/scipy) on the same corpus files.
+
+The gate (a held-out corpus, its own seed): GATE_SERIES series of a stable history of
+GATE_HISTORY points (each noise level) then the newest run, stepped down by each step size
+(a regression of a higher-is-better KPI) or not stepped at all. Each method at its defaults
+judges the newest run as the regression step does (regression.verdicts.judge): the share of
+stepped runs flagged `regression` in that run (detection, by step and noise), and the share of
+unstepped runs flagged (false alarms).
 """
 
 import json
@@ -25,6 +32,7 @@ import numpy as np
 
 import _common
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OTAVA_VENV = os.path.join(HERE, ".venv-otava")
@@ -35,6 +43,10 @@ QUALITY_SERIES = int(os.environ.get("QUALITY_SERIES", "3000"))
 SPEED_SERIES = int(os.environ.get("SPEED_SERIES", "10000"))
 SEED = int(os.environ.get("SEED", "20261122"))
 CATEGORIES = ("flat", "step", "two_steps", "spike", "outliers", "drift")
+GATE_SERIES = int(os.environ.get("GATE_SERIES", "200"))
+GATE_HISTORY = 30
+GATE_SEED = SEED + 7
+GATE_STEPS = (0.05, 0.10, 0.20, 0.30)
 NOISE = (0.005, 0.01, 0.02, 0.05)
 STEPS = (0.02, 0.05, 0.10, 0.20, 0.30)
 
@@ -124,6 +136,30 @@ def run_otava(corpus, window_len, max_pvalue, min_magnitude, tmp):
     return result["detected"], result["seconds"], result["version"]
 
 
+def gate(method):
+    """Detection of a step at the newest run, and false alarms, for one method at its defaults."""
+    rng = np.random.default_rng(GATE_SEED)
+    options = methods.resolve_options(method, {})
+    detected = {"%.2f" % step: {"%.3f" % noise: 0 for noise in NOISE} for step in GATE_STEPS}
+    alarms, per_cell = 0, GATE_SERIES
+    for step in GATE_STEPS + (0.0,):
+        for noise in NOISE:
+            for _series in range(per_cell):
+                level = rng.uniform(10, 1000)
+                values = level * (1 + rng.normal(0, noise, GATE_HISTORY + 1))
+                current = float(values[-1] * (1 - step))
+                history = [{"value": float(v), "@timestamp": i, "run_id": str(i)} for i, v in enumerate(values[:-1])]
+                verdict, _evidence = verdicts.judge(history, current, True, method, options, 0.10)
+                if step == 0.0:
+                    alarms += verdict == "regression"
+                elif verdict == "regression":
+                    detected["%.2f" % step]["%.3f" % noise] += 1
+    rates = {step: {noise: count / per_cell for noise, count in row.items()} for step, row in detected.items()}
+    return {"detection_by_step_and_noise": rates,
+            "detection_by_step": {step: sum(row.values()) / len(row) for step, row in rates.items()},
+            "false_alarm_rate": alarms / (per_cell * len(NOISE))}
+
+
 def main():
     quality_corpus = make_corpus(QUALITY_SERIES, SEED)
     speed_corpus = make_corpus(SPEED_SERIES, SEED + 1)
@@ -134,7 +170,7 @@ def main():
         detected, _seconds = run_ours(quality_corpus, method, options)
         _detected, seconds = run_ours(speed_corpus, method, options)
         results[name] = {"options": methods.resolve_options(method, options), "quality": score(quality_corpus, detected),
-                         "speed_seconds": seconds}
+                         "speed_seconds": seconds, "gate": gate(method)}
     defaults = methods.get_method("edivisive").defaults()
     with tempfile.TemporaryDirectory() as tmp:
         for name, (window_len, max_pvalue, min_magnitude) in {
@@ -150,6 +186,8 @@ def main():
     best_otava = max(("otava_defaults", "otava_same_thresholds", "otava_tuned"), key=lambda n: results[n]["quality"]["f1"])
     _common.record("regression_quality", {
         "seed": SEED, "quality_series": QUALITY_SERIES, "speed_series": SPEED_SERIES, "length": LENGTH,
+        "gate": {"seed": GATE_SEED, "series_per_cell": GATE_SERIES, "history": GATE_HISTORY, "steps": GATE_STEPS,
+                 "noise": NOISE},
         "tolerance": TOLERANCE, "results": results,
         "best_otava": best_otava,
         "edivisive_f1_minus_best_otava_f1": results["edivisive"]["quality"]["f1"] - results[best_otava]["quality"]["f1"],

@@ -36,8 +36,9 @@ class ActionModule(PerfscaleAction):
             changed=True,
             summary=summary,
             report=outcome["report"],
-            regression_found=bool(summary["regressions"]),
-            fail_test=bool(summary["regressions"]) and summary["fail_test_on_regression"],
+            regression_found=bool(summary["regressions"] or summary["persisting_regressions"]),
+            fail_test=summary["fail_test"],
+            fail_reasons=summary["fail_reasons"],
             msg=summary["message"],
         )
         if args["export"] and outcome.get("bundle"):

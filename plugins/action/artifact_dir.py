@@ -43,7 +43,9 @@ class ActionModule(PerfscaleAction):
     def _open(self, result, args, current, stack):
         name = args["name"] + ("_" + args["suffix"] if args["suffix"] else "")
         if self._task.check_mode:
-            result.update(changed=False, skipped_reason="check mode: no artifact directory created", artifact_dir=current)
+            # the command's steps still run in check mode (they write nothing either)
+            result.update(changed=False, skipped_reason="check mode: no artifact directory created", artifact_dir=current,
+                          role=args.get("role_name"))
             return result
         params, sensitive = args.get("params"), list(args["no_log_params"])
         if args.get("role_path"):

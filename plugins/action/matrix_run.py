@@ -18,6 +18,7 @@ ARGUMENT_SPEC = dict(
     config_key=dict(type="str", default="tests.benchmark"),
     rehearsal=dict(type="bool"),
     dest=dict(type="path"),
+    status_only=dict(type="bool", default=False),
 )
 
 
@@ -28,6 +29,15 @@ class ActionModule(PerfscaleAction):
     def execute(self, result, args, task_vars, config):
         display = Display()
         plan = benchmark.plan_benchmark(config, args["config_key"])
+        if args["status_only"]:
+            dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
+            state = benchmark.status(plan, dest if dest and os.path.isdir(dest) else None)
+            state["nothing_to_do"] = state["pending"] == 0 and state["postprocessed"]
+            result.update(changed=False, **state)
+            result["msg"] = ("nothing left to do: every point finished and was post-processed (%s)" % state["index"]
+                             if state["nothing_to_do"] else "%d of %d point(s) to run" % (state["pending"],
+                                                                                       state["total"]))
+            return result
 
         rehearsal = plan.section["rehearsal"] if args.get("rehearsal") is None else args["rehearsal"]
         if rehearsal or self._task.check_mode:

@@ -129,6 +129,7 @@ class ActionModule(PerfscaleAction):
                 perfscale_config_file=resolved.source,
                 perfscale_presets_applied=resolved.presets_applied,
                 perfscale_run_root=run_root,
+                perfscale_run_id=run_context.read_run_id(run_root),
                 perfscale_artifact_dir=current_dir,
                 perfscale_artifact_dir_stack=stack,
                 perfscale_collection=collection_info.collection_info(COLLECTION_ROOT),

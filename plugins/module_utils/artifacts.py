@@ -187,6 +187,17 @@ def write_text_atomic(path, text, mode=0o644):
     return path
 
 
+def write_text_if_changed(path, text):
+    """Write ``text`` to ``path`` (whole) unless the file already holds it; the path when written."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return None
+    except OSError:
+        pass
+    return write_text_atomic(path, text)
+
+
 def to_plain(data):
     """Plain builtin types (Ansible wraps values in tagged subclasses that
     ``yaml.safe_dump`` refuses); unknown objects become their ``str``."""

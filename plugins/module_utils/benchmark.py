@@ -21,6 +21,9 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 
 DEFAULT_KEY = "tests.benchmark"
+# what post-processing leaves in a plots directory (postprocess.SUMMARY, reports.INDEX)
+SUMMARY_FILE = "summary.json"
+INDEX_FILE = "reports_index.html"
 MATRIX_LOCK_FILE = ".perfscale-matrix.lock"
 
 
@@ -51,6 +54,28 @@ def rehearse(plan):
     digits = artifacts.index_digits(len(plan.points))
     return [{"directory": "%0*d__%s" % (digits, p.index, p.name), "settings": p.settings,
              "command": p.command.argv} for p in plan.points]
+
+
+def status(plan, parent_dir, plots_pattern="*__plots"):
+    """What is left to do in ``parent_dir`` (read only): the matrix directory of this plan if
+    one exists, the points still to run, and the newest plots directory when it post-processed
+    every finished point (``postprocessed``)."""
+    found = matrix_lib.find_matrix_dir(parent_dir, plan.points, plan.section["name"]) if parent_dir else None
+    state = {"matrix_dir": None, "total": len(plan.points), "pending": len(plan.points), "postprocessed": False,
+             "plots_dir": None, "index": None}
+    if found is None:
+        return state
+    matrix_dir, directories = found
+    finished = [os.path.join(directories[p.name], artifacts.EXIT_CODE_FILE) for p in plan.points
+                if matrix_lib.read_exit_code(directories[p.name]) == 0]
+    state.update(matrix_dir=matrix_dir, pending=len(plan.points) - len(finished))
+    plots = artifacts.find_artifact_dirs(parent_dir, plots_pattern)
+    if plots and state["pending"] == 0:
+        newest = plots[-1]
+        summary = os.path.join(newest, SUMMARY_FILE)
+        if os.path.exists(summary) and os.path.getmtime(summary) >= max(os.path.getmtime(f) for f in finished):
+            state.update(postprocessed=True, plots_dir=newest, index=os.path.join(newest, INDEX_FILE))
+    return state
 
 
 def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None):

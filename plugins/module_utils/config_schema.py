@@ -152,11 +152,25 @@ def regression_model():
 
     from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
 
+    class Noise(pydantic.BaseModel):
+        model_config = _strict()
+        # a test whose repetitions spread more than this (the workload's measure, e.g. the CV of
+        # the repetition times) is noisy; None: never flagged for spread
+        max_spread: Optional[float] = pydantic.Field(default=0.10, gt=0)
+        # ... or whose host was this loaded (1-minute load average per CPU) while it ran
+        max_load_per_cpu: Optional[float] = pydantic.Field(default=0.75, gt=0)
+        keep_in_baseline: bool = False
+
     class Regression(pydantic.BaseModel):
         model_config = _strict()
         enabled: bool = True
         method: _choice(methods.method_names()) = "edivisive"
         fail_test_on_regression: bool = False
+        fail_on_persisting: bool = False
+        require_history: bool = False
+        compare_across_machines: bool = False
+        machine_keys: Optional[List[str]] = None
+        noise: Noise = Noise()
         short_history_threshold: float = pydantic.Field(default=0.10, gt=0)
         options: Dict[str, Dict[str, Any]] = {}
         comparison_keys: Optional[List[str]] = None

@@ -12,8 +12,11 @@ A KPI is a function of a test's payload, declared with decorators::
         return payload["results"]["rate"]
 
 ``KPIMetadata`` (help text and unit) is mandatory, and so is exactly one of
-``HigherBetter``/``LowerBetter``; ``IgnoredForRegression``, ``Format`` and
-``FormatDivisor(divisor, unit=..., format=...)`` are optional. The function's
+``HigherBetter``/``LowerBetter``; ``IgnoredForRegression``, ``Format``,
+``FormatDivisor(divisor, unit=..., format=...)``, ``ViewOf("other_kpi")`` (this KPI
+is another view of the measurement behind ``other_kpi``: it takes that KPI's
+verdict and is not counted twice) and ``ErrorBar(function)`` (the spread of the
+value, ± in the KPI's unit, drawn as error bars) are optional. The function's
 name is the KPI's name. ``collect_kpis`` checks all of it and reports every
 problem at once.
 
@@ -43,10 +46,12 @@ class KPIDefinition:
         self.format = "{}"
         self.divisor = None
         self.display_unit = None
+        self.view_of = None
+        self.error_bar = None
 
     def describe(self):
         return {"help": self.help, "unit": self.unit, "higher_is_better": self.higher_is_better,
-                "ignored_for_regression": self.ignored_for_regression}
+                "ignored_for_regression": self.ignored_for_regression, "view_of": self.view_of}
 
     def formatted(self, value):
         if value is None:
@@ -120,6 +125,23 @@ def FormatDivisor(divisor, unit, format="{:.2f}"):  # noqa: N802 pylint: disable
     return decorate
 
 
+def ViewOf(primary):  # noqa: N802 pylint: disable=invalid-name
+    """Another view of the measurement behind the KPI ``primary`` (time_median of rate):
+    it takes that KPI's verdict and is not counted twice in the totals."""
+    def decorate(function):
+        _definition(function).view_of = primary
+        return function
+    return decorate
+
+
+def ErrorBar(spread):  # noqa: N802 pylint: disable=invalid-name
+    """``spread(payload)`` gives the ± spread of the value (same unit), drawn as error bars."""
+    def decorate(function):
+        _definition(function).error_bar = spread
+        return function
+    return decorate
+
+
 def collect_kpis(functions):
     """KPI definitions of decorated functions; every declaration problem at once."""
     definitions, problems = [], []
@@ -138,6 +160,13 @@ def collect_kpis(functions):
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise KPIError("KPI name(s) declared twice: %s" % ", ".join(duplicates))
+    for definition in definitions:
+        if definition.view_of is not None and definition.view_of not in names:
+            problems.append("KPI %s is a view of %s, which is not a KPI" % (definition.name, definition.view_of))
+        elif definition.view_of is not None and definition.view_of == definition.name:
+            problems.append("KPI %s cannot be a view of itself" % definition.name)
+    if problems:
+        raise KPIError("; ".join(problems))
     return definitions
 
 
@@ -165,10 +194,22 @@ def compute_kpis(definitions, payload, strict=False):
         if value is None:
             missing.append("kpi %s" % definition.name)
             warnings.append("KPI %s: %s" % (definition.name, reason))
-        values[definition.name] = dict(definition.describe(), value=value, formatted=definition.formatted(value))
+        values[definition.name] = dict(definition.describe(), value=value, formatted=definition.formatted(value),
+                                       error=_error_bar(definition, payload) if value is not None else None)
     if strict and missing:
         raise MissingData(missing)
     return values, warnings
+
+
+def _error_bar(definition, payload):
+    """The KPI's spread, or None (no error bar declared, or it cannot be computed)."""
+    if definition.error_bar is None:
+        return None
+    try:
+        spread = definition.error_bar(payload)
+    except (KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError):
+        return None
+    return float(spread) if _is_number(spread) else None
 
 
 def validate_labels(model, raw_labels, strict=False):
@@ -203,7 +244,8 @@ def flat_records(labels, kpis, extra=None):
         record = dict(labels)
         record.update(extra or {})
         record.update(kpi_name=name, value=kpi["value"], unit=kpi["unit"],
-                      higher_is_better=kpi["higher_is_better"], ignored_for_regression=kpi["ignored_for_regression"])
+                      higher_is_better=kpi["higher_is_better"], ignored_for_regression=kpi["ignored_for_regression"],
+                      view_of=kpi.get("view_of"), error=kpi.get("error"))
         records.append(record)
     return records
 

@@ -269,20 +269,16 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
     Returns (matrix_dir, resumed). Point directories are created (in expansion
     order) with their settings.yaml.
     """
+    found = find_matrix_dir(parent, points, name)
+    if found is not None:
+        candidate, directories = found
+        for point in points:
+            point.directory = directories[point.name]
+            if not os.path.isdir(point.directory):
+                os.makedirs(point.directory)
+                artifacts.write_yaml_atomic(os.path.join(point.directory, artifacts.SETTINGS_FILE), point.settings)
+        return candidate, True
     digest = fingerprint(points)
-    for candidate in reversed(artifacts.find_artifact_dirs(parent, "*__" + artifacts.sanitize_name(name))):
-        try:
-            recorded = _load_yaml(os.path.join(candidate, MATRIX_FILE)) or {}
-        except (OSError, ValueError):
-            continue
-        if recorded.get("fingerprint") == digest:
-            directories = _recorded_directories(candidate, recorded, points)
-            for point in points:
-                point.directory = directories[point.name]
-                if not os.path.isdir(point.directory):
-                    os.makedirs(point.directory)
-                    artifacts.write_yaml_atomic(os.path.join(point.directory, artifacts.SETTINGS_FILE), point.settings)
-            return candidate, True
     matrix_dir = artifacts.allocate_artifact_dir(parent, name)
     # the matrix directory is new and this run's own: its point directories take the
     # points' indexes directly (no lock and listing per point)
@@ -297,6 +293,22 @@ def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):
         "points": [{"name": p.name, "directory": os.path.basename(p.directory), "settings": p.settings} for p in points],
     })
     return matrix_dir, False
+
+
+def find_matrix_dir(parent, points, name="matbenchmarking"):
+    """The matrix directory of the same matrix in ``parent`` and its points' directories
+    ({name: path}), or None; nothing is created."""
+    import yaml
+
+    digest = fingerprint(points)
+    for candidate in reversed(artifacts.find_artifact_dirs(parent, "*__" + artifacts.sanitize_name(name))):
+        try:
+            recorded = _load_yaml(os.path.join(candidate, MATRIX_FILE)) or {}
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(recorded, dict) and recorded.get("fingerprint") == digest:
+            return candidate, _recorded_directories(candidate, recorded, points)
+    return None
 
 
 def _recorded_directories(matrix_dir, recorded, points):
@@ -400,6 +412,8 @@ class MatrixRunner:
         directory = point.directory
         _archive_previous_attempt(directory)
         started_at, started = _now(), time.monotonic()
+        # the host's load while the point ran (regression.noise flags a loaded host)
+        load_start = list(os.getloadavg())
         artifacts.write_text_atomic(os.path.join(directory, artifacts.UUID_FILE), str(uuid.uuid4()) + "\n")
         handle = self.executor.start(point, point.command, directory)
         with self._lock:
@@ -429,7 +443,8 @@ class MatrixRunner:
                                                                   if stderr_tail else ""))
         artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
             execution.as_dict(), name=point.name, command=point.command.argv, started=started_at, ended=_now(),
-            start_monotonic=started, end_monotonic=time.monotonic()))
+            start_monotonic=started, end_monotonic=time.monotonic(), load_average_start=load_start,
+            load_average_end=list(os.getloadavg()), cpu_count=os.cpu_count()))
         artifacts.write_text_atomic(os.path.join(directory, artifacts.EXIT_CODE_FILE), "%d\n" % execution.exit_code)
         return outcome
 

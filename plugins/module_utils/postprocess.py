@@ -47,7 +47,7 @@ def _timestamp(workload, entry):
     return stamp
 
 
-def build_payload(entry, workload, labels_model, strict):
+def build_payload(entry, workload, labels_model, strict, noise_thresholds=None):
     """Long-term payload of one test; raises MissingData in strict mode.
 
     Strict mode judges successful tests: a failed test is reported as a
@@ -71,6 +71,7 @@ def build_payload(entry, workload, labels_model, strict):
             "exit_code": entry.exit_code,
             "settings": entry.settings,
             "parse_warnings": entry.warnings,
+            "noise": workload.noise(entry, noise_thresholds) if not entry.failed else [],
         },
         "results": workload.payload_results(entry),
         "labels": labels,
@@ -127,9 +128,10 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
                                "nothing to post-process" % (results_dir, artifacts.SETTINGS_FILE,
                                                             artifacts.EXIT_CODE_FILE))
     result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
+    noise = config_schema.read_section(config, "regression")["noise"] if "regression" in config else None
     for entry in entries:
         try:
-            payload, warnings = build_payload(entry, workload, labels_model, strict)
+            payload, warnings = build_payload(entry, workload, labels_model, strict, noise)
         except MissingData as exc:
             result.gaps[entry.relative] = exc.missing
             continue
@@ -137,8 +139,25 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
         result.warnings[entry.test_dir] = warnings
         if payload["kpis"]:
             result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], {
-                "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name}))
+                "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name,
+                "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"]}))
     return result
+
+
+def header_notes(parsed):
+    """What every report of the run says first: how loaded the host was, which tests are noisy."""
+    notes = []
+    loads = [load for load in (parsed.workload.host_load(entry) for entry in parsed.entries if not entry.failed)
+             if isinstance(load, (int, float))]
+    if loads:
+        notes.append("host load while the tests ran: up to %.2f per CPU (1-minute load average)" % max(loads))
+    noisy = [(entry.relative, parsed.payloads[entry.test_dir]["metadata"]["noise"]) for entry in parsed.entries
+             if entry.test_dir in parsed.payloads and parsed.payloads[entry.test_dir]["metadata"].get("noise")]
+    if noisy:
+        notes.append("%d noisy test(s), flagged in the verdicts and kept out of later baselines: %s" % (
+            len(noisy), "; ".join("%s (%s)" % (test, ", ".join(reasons)) for test, reasons in noisy[:5])
+            + ("; ..." if len(noisy) > 5 else "")))
+    return notes
 
 
 def _test_output_dir(plots_dir, entry):
@@ -191,8 +210,10 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
     context = reports_lib.ReportContext([e for e in parsed.entries if e.test_dir in parsed.payloads or e.failed],
                                         parsed.payloads, workload.kpis, parsed.tree_warnings, section["title"],
                                         group_by=workload.report_group_by)
+    notes = header_notes(parsed)
     written = reports_lib.write_reports(plots_dir, context, report_names, workload,
-                                        subtitle="%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset"))
+                                        subtitle="%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset"),
+                                        notes=notes)
     failed = [e.relative for e in parsed.entries if e.failed]
     warnings_count = sum(len(e.warnings) for e in parsed.entries) + len(parsed.tree_warnings)
     summary = {
@@ -210,6 +231,9 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         "strict": strict,
         "strict_gaps": parsed.strict_gaps,
         "workload": workload.name,
+        "notes": notes,
+        "noisy_tests": [entry.relative for entry in parsed.entries
+                        if (parsed.payloads.get(entry.test_dir) or {}).get("metadata", {}).get("noise")],
     }
     artifacts.write_json_atomic(os.path.join(plots_dir, SUMMARY), summary)
     return summary

@@ -37,6 +37,7 @@ th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top
 pre{background:#f8f8f8;padding:.6em;overflow-x:auto;font-size:.85em;max-height:24em}
 .failed{color:#b00020;font-weight:bold} .ok{color:#1b7f3b} .plot{margin:1em 0}
 nav a{margin-right:1em} .card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:.8em 0}
+.note{background:#fff8e1;border-left:4px solid #f9a825;padding:.3em .6em;margin:.3em 0;font-size:.9em}
 """
 
 
@@ -70,8 +71,28 @@ def test_rows(entries, payloads):
                 row.setdefault(name, value)
         for name, kpi in (payload.get("kpis") or {}).items():
             row[name] = kpi.get("value")
+            if kpi.get("error") is not None:
+                row[error_column(name)] = kpi["error"]
         rows.append(row)
     return rows
+
+
+def error_column(kpi):
+    """The DataFrame column holding a KPI's ± spread (its error bars)."""
+    return "%s__error" % kpi
+
+
+def error_bars(data, kpi):
+    """``error_y`` for plotly express: the KPI's spread column when it has values, else None."""
+    column = error_column(kpi)
+    return column if column in data.columns and data[column].notna().any() else None
+
+
+def varying(data, column):
+    """Whether a column takes at least two values in ``data`` (unset counts as a value: a line
+    must not join a point with threads unset and one with threads=2)."""
+    return column in data.columns and data[column].map(lambda v: json.dumps(v, default=str)
+                                                       if not is_missing(v) else "<unset>").nunique() > 1
 
 
 def is_missing(value):
@@ -102,23 +123,35 @@ def combination_label(df, columns):
 
 
 def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix=""):
-    """KPI against one factor, one line per combination of the other varying factors."""
+    """KPI against one factor, one series per combination of the other varying factors.
+
+    A numeric factor gives lines (sorted by the factor); a categorical one gives markers only
+    (a line between two categories means nothing). The KPI's spread, when known, is drawn as
+    error bars."""
     import plotly.express as px
 
     data = df[df[kpi].notna() & df[factor].notna()].copy()
-    others = [f for f in other_factors if f != factor and f in data.columns and data[f].nunique(dropna=True) > 1]
+    others = [f for f in other_factors if f != factor and varying(data, f)]
     data["combination"] = combination_label(data, others)
     numeric = data[factor].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()
-    data = data.sort_values(by=[factor]) if numeric else data
     legend = ", ".join(others) if others else "series"
-    fig = px.line(data, x=factor, y=kpi, color="combination", markers=True,
-                  hover_data=[c for c in ("test_path",) + tuple(others) if c in data.columns],
-                  labels={kpi: "%s (%s)" % (kpi, unit), factor: factor, "combination": legend},
-                  title="%s%s by %s" % (title_prefix, kpi, factor))
-    if not numeric:
+    options = dict(x=factor, y=kpi, color="combination", error_y=error_bars(data, kpi),
+                   hover_data=[c for c in ("test_path",) + tuple(others) if c in data.columns],
+                   labels={kpi: "%s (%s)" % (kpi, unit), factor: factor, "combination": legend},
+                   title="%s%s by %s" % (title_prefix, kpi, factor))
+    if numeric:
+        fig = px.line(data.sort_values(by=[factor]), markers=True, **options)
+    else:
+        fig = px.scatter(data, **options)
+        fig.update_traces(marker={"size": 10})
         fig.update_xaxes(type="category")
     fig.update_layout(legend_title_text=legend, height=420)
     return fig
+
+
+def with_units(columns, units):
+    """Table headers: a KPI column gets its unit, ``rate (GFLOP/s)``."""
+    return {c: "%s (%s)" % (c, units[c]) for c in columns if units.get(c)}
 
 
 def figure_html(fig, div_id):
@@ -130,15 +163,18 @@ def figure_html(fig, div_id):
 # pages
 
 
-def page(title, body, subtitle=""):
+def page(title, body, subtitle="", notes=()):
+    """A standalone page; ``notes`` are header lines every report of a run shows (the host's
+    load, the noisy tests): what a reader must know before trusting a number."""
+    header = "".join("<p class='note' id='note-%d'>%s</p>" % (i, escape(note)) for i, note in enumerate(notes))
     return """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>%s</title>
 <script src="%s"></script><style>%s</style></head>
 <body><nav><a href="%s">&larr; all reports</a></nav>
-<h1>%s</h1><p class="meta">%s</p>
+<h1>%s</h1><p class="meta">%s</p>%s
 %s
 </body></html>
-""" % (escape(title), PLOTLY_JS, STYLE, INDEX, escape(title), escape(subtitle), body)
+""" % (escape(title), PLOTLY_JS, STYLE, INDEX, escape(title), escape(subtitle), header, body)
 
 
 def settings_table(settings):
@@ -202,7 +238,7 @@ def overview_factors(df, exclude=()):
     """Columns with at least two distinct set values: the factors of a matrix."""
     factors = []
     for column in df.columns:
-        if column in exclude or column in STATUS_COLUMNS or column == "exit_code":
+        if column in exclude or column in STATUS_COLUMNS or column == "exit_code" or column.endswith("__error"):
             continue
         if df[column].dropna().map(lambda v: json.dumps(v, default=str)).nunique() > 1:
             factors.append(column)
@@ -278,7 +314,7 @@ def render_index(plots_dir):
                     % (escape(r["file"]), escape(r["title"]), escape(r["description"])) for r in registry["reports"])
     body = "<p>%s Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>" % (
         registry["counts"], registry["generated"], items)
-    index = page(registry["title"], body, registry["subtitle"]).replace(
+    index = page(registry["title"], body, registry["subtitle"], registry.get("notes", ())).replace(
         '<nav><a href="%s">&larr; all reports</a></nav>' % INDEX, "")
     artifacts.write_text_atomic(os.path.join(plots_dir, INDEX), index)
 
@@ -299,7 +335,7 @@ def count_summary(total, failed):
         total, total - failed, failed_class, failed)
 
 
-def write_reports(plots_dir, ctx, names, workload, subtitle=""):
+def write_reports(plots_dir, ctx, names, workload, subtitle="", notes=()):
     """Write plotly.min.js, every report and the index; returns [(name, title, file, description)]."""
     import plotly.offline
 
@@ -309,11 +345,11 @@ def write_reports(plots_dir, ctx, names, workload, subtitle=""):
         builder, description = report_builder(name, workload)
         title, body = builder(ctx)
         filename = "%s.html" % name
-        artifacts.write_text_atomic(os.path.join(plots_dir, filename), page(title, body, subtitle))
+        artifacts.write_text_atomic(os.path.join(plots_dir, filename), page(title, body, subtitle, notes))
         written.append((name, title, filename, description))
     counts = count_summary(len(ctx.entries), sum(1 for e in ctx.entries if e.failed))
     artifacts.write_json_atomic(os.path.join(plots_dir, INDEX_REGISTRY), {
-        "title": ctx.title, "subtitle": subtitle, "counts": counts,
+        "title": ctx.title, "subtitle": subtitle, "notes": list(notes), "counts": counts,
         "generated": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
         "reports": [{"file": f, "title": t, "description": d} for _n, t, f, d in written]})
     render_index(plots_dir)
@@ -324,29 +360,62 @@ def write_reports(plots_dir, ctx, names, workload, subtitle=""):
 # regression report
 
 
-def plot_history(df, kpi, unit, title):
-    """History of one KPI (run order on x), the current value marked."""
+def plot_history(df, kpi, unit, title, baseline=None):
+    """History of one KPI on a time axis, the current value marked, run id and commit on hover;
+    ``baseline`` ({"mean", "stdev", "start", "end"}) draws the baseline's mean +/- its spread."""
     import plotly.express as px
 
-    fig = px.line(df, x="run", y="value", markers=True, labels={"value": "%s (%s)" % (kpi, unit), "run": "run"},
-                  title=title)
+    fig = px.line(df[df["kind"] == "history"], x="time", y="value", markers=True,
+                  hover_data={"run_id": True, "git_commit": True, "time": True},
+                  labels={"value": "%s (%s)" % (kpi, unit), "time": "time"}, title=title)
     current = df[df["kind"] == "current"]
-    fig.add_scatter(x=current["run"], y=current["value"], mode="markers", name="current",
+    fig.add_scatter(x=current["time"], y=current["value"], mode="markers", name="current",
                     marker={"size": 13, "symbol": "star", "color": "#d62728"})
-    fig.update_layout(height=260, margin={"l": 50, "r": 20, "t": 40, "b": 40}, showlegend=False)
+    if baseline and baseline.get("mean") is not None:
+        mean, stdev = baseline["mean"], baseline.get("stdev")
+        if stdev:
+            # data coordinates on both axes (add_hrect would take x0/x1 as fractions of the axis)
+            fig.add_shape(type="rect", xref="x", yref="y", x0=baseline["start"], x1=baseline["end"],
+                          y0=mean - stdev, y1=mean + stdev, fillcolor="#90caf9", opacity=0.3, line_width=0)
+        fig.add_scatter(x=[baseline["start"], baseline["end"]], y=[mean, mean], mode="lines", name="baseline mean",
+                        line={"dash": "dash", "color": "#1565c0"})
+    fig.update_xaxes(type="date")
+    fig.update_layout(height=280, margin={"l": 50, "r": 20, "t": 40, "b": 40}, showlegend=False)
     return fig
 
 
-def history_dataframe(history, current):
+def history_dataframe(history, current, current_time=None):
+    """One row per history point and one for the current value: time, value, run id, commit."""
     import pandas as pd
 
-    rows = [{"run": i + 1, "value": h["value"], "timestamp": h["timestamp"], "kind": "history"}
-            for i, h in enumerate(history)]
-    rows.append({"run": len(history) + 1, "value": current, "timestamp": "current", "kind": "current"})
-    return pd.DataFrame(rows)
+    rows = [{"time": h["timestamp"], "value": h["value"], "run_id": h.get("run_id") or "",
+             "git_commit": (h.get("git_commit") or "")[:12], "kind": "history"} for h in history]
+    rows.append({"time": current_time, "value": current, "run_id": "this run", "git_commit": "", "kind": "current"})
+    df = pd.DataFrame(rows)
+    df["time"] = pd.to_datetime(df["time"], utc=True, errors="coerce", format="ISO8601")
+    return df
 
 
-VERDICT_STYLE = {"regression": "failed", "improvement": "ok", "no_change": "meta", "no_history": "meta"}
+def baseline_band(evidence, df):
+    """The baseline the verdict compared with, as a band on the history plot: the pre-change
+    mean for a persisting regression, else the current segment's mean, +/- its spread."""
+    history = df[df["kind"] == "history"]
+    if history.empty:
+        return None
+    if evidence.get("pre_change_mean") is not None:
+        return {"mean": evidence["pre_change_mean"], "stdev": None, "start": history["time"].min(),
+                "end": history["time"].max()}
+    mean = evidence.get("baseline_mean", evidence.get("mean_before", evidence.get("history_mean")))
+    if mean is None:
+        return None
+    points = evidence.get("baseline_points") or len(history)
+    segment = history.tail(points)
+    return {"mean": mean, "stdev": evidence.get("baseline_stdev"), "start": segment["time"].min(),
+            "end": segment["time"].max()}
+
+
+VERDICT_STYLE = {"regression": "failed", "persisting_regression": "failed", "improvement": "ok",
+                 "no_change": "meta", "not_enough_history": "meta"}
 
 
 def _fmt(value):
@@ -355,62 +424,108 @@ def _fmt(value):
     return escape(value)
 
 
+def _percent(value):
+    return "%+.1f%%" % (100 * value) if isinstance(value, (int, float)) else ""
+
+
+def _since(line):
+    since = line.get("since") or {}
+    if not since:
+        return ""
+    return "since %s (run %s, commit %s): %s" % (since.get("timestamp"), since.get("run_id") or "?",
+                                                 (since.get("git_commit") or "?")[:12],
+                                                 _percent(line.get("relative_change_since")))
+
+
 def regression_report(summary, details):
     parts = ["<p><b>%s</b></p>" % escape(summary["message"]),
-             "<p class='meta'>history from %s; compared along %s; ignoring %s; fail the test on regression: %s</p>" % (
+             "<p class='meta'>history from %s; compared along %s; ignoring %s; %s; fail the test on regression: %s"
+             "%s%s</p>" % (
                  escape(summary.get("store") or "(no store)"), escape(", ".join(summary["comparison_keys"]) or "-"),
-                 escape(", ".join(summary["ignored_keys"]) or "-"), escape(summary["fail_test_on_regression"]))]
-    for kind in ("regressions", "improvements"):
-        if summary[kind]:
-            rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                escape(r["test"]), escape(r["kpi"]), _fmt(r["current"]),
-                _fmt(r.get("mean_before", r.get("history_mean"))), "%+.1f%%" % (100 * r.get("relative_change", 0)),
-                escape(r["method"])) for r in summary[kind])
-            parts.append("<h2 class='%s'>%s</h2><table><tr><th>test</th><th>KPI</th><th>current</th><th>before</th>"
-                         "<th>change</th><th>method</th></tr>%s</table>" % (
-                             "failed" if kind == "regressions" else "ok", kind.capitalize(), rows))
+                 escape(", ".join(summary["ignored_keys"]) or "-"),
+                 "across machines" if summary.get("compare_across_machines") else
+                 "on comparable machines only (%s)" % escape(", ".join(summary.get("machine_keys") or []) or "-"),
+                 escape(summary["fail_test_on_regression"]),
+                 ", and on persisting ones" if summary.get("fail_on_persisting") else "",
+                 "; history is required" if summary.get("require_history") else "")]
+    excluded = summary.get("excluded_from_baselines") or {}
+    if excluded.get("noisy") or excluded.get("forgotten"):
+        parts.append("<p class='meta'>kept out of the baselines: %d noisy and %d forgotten history point(s)</p>"
+                     % (excluded.get("noisy", 0), excluded.get("forgotten", 0)))
+    if summary.get("noisy_entries"):
+        parts.append("<div class='note'><b>Noisy tests</b> (their verdicts are shown, their regressions do not fail "
+                     "the test, and they stay out of later baselines):<ul>%s</ul></div>" % "".join(
+                         "<li>%s: %s</li>" % (escape(n["test"]), escape("; ".join(n["reasons"])))
+                         for n in summary["noisy_entries"]))
+    headings = (("regressions", "New regressions"), ("persisting_regressions", "Persisting regressions"),
+                ("improvements", "Improvements"))
+    for kind, heading in headings:
+        if summary.get(kind):
+            rows = "".join("<tr><td>%s%s</td><td>%s</td><td>%s %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                           "</tr>" % (
+                               escape(r["test"]), " <span class='failed'>(noisy)</span>" if r.get("noisy") else "",
+                               escape(r["kpi"]), _fmt(r["current"]), escape(r["unit"]),
+                               _fmt(r.get("pre_change_mean", r.get("mean_before", r.get("history_mean")))),
+                               _percent(r.get("relative_change_since", r.get("relative_change"))),
+                               _fmt(r.get("pvalue")) if r.get("pvalue") is not None else "",
+                               escape(_since(r) or r["method"])) for r in summary[kind])
+            parts.append("<h2 class='%s'>%s</h2><table><tr><th>test</th><th>KPI</th><th>current</th><th>baseline</th>"
+                         "<th>change</th><th>p-value</th><th>where</th></tr>%s</table>" % (
+                             "ok" if kind == "improvements" else "failed", heading, rows))
     if summary["not_analysed"]:
         parts.append("<h2>Not analysed</h2><ul>%s</ul>" % "".join(
             "<li>%s: %s</li>" % (escape(n["test"]), escape(n["reason"])) for n in summary["not_analysed"]))
     count = 0
     for entry in details:
-        parts.append("<div class='card'><h2>%s</h2>" % escape(entry["test"]))
+        noisy = entry.get("noise") or []
+        parts.append("<div class='card'><h2>%s%s</h2>" % (escape(entry["test"]),
+                                                          " <span class='failed'>(noisy)</span>" if noisy else ""))
+        if noisy:
+            parts.append("<p class='note'>noisy: %s</p>" % escape("; ".join(noisy)))
         parts.append("<details><summary>labels</summary>%s</details>" % settings_table(entry["labels"]))
         for kpi in entry["kpis"]:
             evidence = kpi["evidence"]
-            parts.append("<h3>%s: <span class='%s'>%s</span></h3>" % (
-                escape(kpi["name"]), VERDICT_STYLE[kpi["verdict"]], escape(kpi["verdict"].replace("_", " "))))
+            parts.append("<h3>%s: <span class='%s'>%s</span>%s</h3>" % (
+                escape(kpi["name"]), VERDICT_STYLE[kpi["verdict"]], escape(kpi["verdict"].replace("_", " ")),
+                " <span class='meta'>(a view of %s: its verdict)</span>" % escape(kpi["view_of"])
+                if kpi.get("view_of") else ""))
             facts = ["method %s" % evidence["method"], "%d history point(s)" % evidence["history_points"]]
-            for key in ("history_mean", "mean_before", "mean_after", "relative_change", "pvalue"):
+            for key in ("history_mean", "baseline_mean", "mean_before", "mean_after", "pre_change_mean",
+                        "relative_change", "relative_change_since", "pvalue", "effect_size"):
                 if evidence.get(key) is not None:
                     value = evidence[key]
-                    facts.append("%s %s" % (key.replace("_", " "), "%+.2f%%" % (100 * value) if key == "relative_change"
+                    facts.append("%s %s" % (key.replace("_", " "), _percent(value) if key.startswith("relative_change")
                                             else _fmt(value)))
+            if evidence.get("since"):
+                facts.append(_since(dict(evidence, relative_change_since=evidence.get("relative_change_since"))))
             if evidence.get("note"):
                 facts.append(evidence["note"])
             parts.append("<p class='meta'>%s &middot; %s is better</p>" % (
                 " &middot; ".join(escape(f) for f in facts), "higher" if kpi["higher_is_better"] else "lower"))
             if kpi["history"]:
                 count += 1
-                df = history_dataframe(kpi["history"], evidence["current"])
-                parts.append(figure_html(plot_history(df, kpi["name"], kpi["unit"], "%s history" % kpi["name"]),
-                                         "history-%d" % count))
-            rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                escape(h["timestamp"]), _fmt(h["value"]), escape((h.get("test_uuid") or "")[:8])) for h in kpi["history"])
-            rows += "<tr class='failed'><td>current</td><td>%s</td><td></td></tr>" % _fmt(evidence["current"])
-            parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>test</th></tr>%s</table>"
-                         % (escape(kpi["name"]), escape(kpi["unit"]), rows))
+                df = history_dataframe(kpi["history"], evidence["current"], entry.get("timestamp"))
+                figure = plot_history(df, kpi["name"], kpi["unit"], "%s history" % kpi["name"],
+                                      baseline_band(evidence, df))
+                parts.append(figure_html(figure, "history-%d" % count))
+                rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                    escape(h["timestamp"]), _fmt(h["value"]), escape(h.get("run_id") or ""),
+                    escape((h.get("git_commit") or "")[:12])) for h in kpi["history"])
+                rows += "<tr class='failed'><td>current</td><td>%s</td><td>this run</td><td></td></tr>" % _fmt(
+                    evidence["current"])
+                parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>run</th><th>commit</th></tr>%s</table>"
+                             % (escape(kpi["name"]), escape(kpi["unit"]), rows))
         parts.append("</div>")
     return "Regression analysis", "".join(parts)
 
 
-def write_regression_report(plots_dir, summary, details, subtitle=""):
+def write_regression_report(plots_dir, summary, details, subtitle="", notes=()):
     import plotly.offline
 
     if not os.path.exists(os.path.join(plots_dir, PLOTLY_JS)):
         artifacts.write_text_atomic(os.path.join(plots_dir, PLOTLY_JS), plotly.offline.get_plotlyjs())
     title, body = regression_report(summary, details)
-    artifacts.write_text_atomic(os.path.join(plots_dir, "regression_report.html"), page(title, body, subtitle))
+    artifacts.write_text_atomic(os.path.join(plots_dir, "regression_report.html"), page(title, body, subtitle, notes))
     if os.path.exists(os.path.join(plots_dir, INDEX_REGISTRY)):
         add_to_index(plots_dir, "regression_report.html", title, "Every KPI against its history: regressions, "
                      "improvements, evidence")

@@ -13,11 +13,15 @@ nothing is written.
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
+import uuid
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
 
+RUN_INFO_FILE = "run.json"
 CONFIG_FILE = "config.yaml"
 PRESETS_FILE = "presets_applied"
 OVERRIDES_FILE = "config_overrides.yaml"
@@ -30,22 +34,53 @@ def masked_config(config):
     return secrets_lib.mask_params(config)
 
 
+def run_info(run_root):
+    """The run's identity (``run.json``: ``run_id``, ``created``), made on its first start and
+    kept when it resumes; results exported from it carry the run id."""
+    path = os.path.join(run_root, RUN_INFO_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            info = json.load(handle)
+        if isinstance(info, dict) and info.get("run_id"):
+            return info, False
+    except (OSError, ValueError):
+        pass
+    info = {"run_id": uuid.uuid4().hex,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    artifacts.write_json_atomic(path, info)
+    return info, True
+
+
+def read_run_id(run_root):
+    """The run id of ``run.json`` in ``run_root``, or None (no run there yet, or an older tree)."""
+    try:
+        with open(os.path.join(run_root, RUN_INFO_FILE), encoding="utf-8") as handle:
+            info = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return info.get("run_id") if isinstance(info, dict) else None
+
+
 def record_run_config(run_root, resolved):
-    """Write config.yaml, presets_applied (and overrides) into the run root."""
+    """Write config.yaml, presets_applied (and overrides) into the run root; only what changed
+    is written (a resume with the same configuration writes nothing). Returns what was written."""
     artifacts.ensure_dir(run_root)
     written = {}
-    written["config"] = artifacts.write_yaml_atomic(os.path.join(run_root, CONFIG_FILE), masked_config(resolved.config))
-    written["presets_applied"] = artifacts.write_text_atomic(
-        os.path.join(run_root, PRESETS_FILE), "".join(name + "\n" for name in resolved.presets_applied)
-    )
+    _info, created = run_info(run_root)
+    if created:
+        written["run"] = os.path.join(run_root, RUN_INFO_FILE)
+    files = {
+        "config": (CONFIG_FILE, artifacts.dump_yaml(masked_config(resolved.config))),
+        "presets_applied": (PRESETS_FILE, "".join(name + "\n" for name in resolved.presets_applied)),
+    }
     if resolved.overrides:
-        written["overrides"] = artifacts.write_yaml_atomic(
-            os.path.join(run_root, OVERRIDES_FILE), masked_config(resolved.overrides)
-        )
+        files["overrides"] = (OVERRIDES_FILE, artifacts.dump_yaml(masked_config(resolved.overrides)))
     if resolved.inventory["presets"] or resolved.inventory["overrides"]:
-        written["inventory"] = artifacts.write_yaml_atomic(
-            os.path.join(run_root, INVENTORY_FILE), masked_config({
-                "perfscale_presets": resolved.inventory["presets"],
-                "perfscale_overrides": resolved.inventory["overrides"]})
-        )
+        files["inventory"] = (INVENTORY_FILE, artifacts.dump_yaml(masked_config({
+            "perfscale_presets": resolved.inventory["presets"],
+            "perfscale_overrides": resolved.inventory["overrides"]})))
+    for kind, (name, text) in files.items():
+        path = artifacts.write_text_if_changed(os.path.join(run_root, name), text)
+        if path:
+            written[kind] = path
     return written

@@ -17,7 +17,11 @@ KPIs and labels
   ``labels_model()``     -> pydantic model of the KPI labels (extra keys forbidden)
   ``kpi_labels(entry)``  -> raw labels of an entry
   ``payload_results(entry)`` -> the ``results`` part of the long-term payload (optional)
-  ``REGRESSION``         comparison_keys, ignored_keys, sorting_keys, ignored_entries
+  ``REGRESSION``         comparison_keys, ignored_keys, sorting_keys, ignored_entries,
+                         machine_keys (the labels that fingerprint the machine)
+Noise (optional; ``regression.noise`` holds the thresholds)
+  ``spread(entry)``      -> the relative spread of the test's repetitions (e.g. CV), or None
+  ``load_per_cpu(entry)`` -> the host's load average per CPU while the test ran, or None
 Hooks and reports (optional)
   ``timestamp(entry)``   -> ISO-8601 time of the test (default: mtime of exit_code)
   ``REPORT_GROUP_BY``    setting the generic reports group points by
@@ -85,6 +89,25 @@ class Workload:
     def payload_results(self, entry):
         function = getattr(self.module, "payload_results", None)
         return function(entry) if function else entry.results
+
+    def noise(self, entry, thresholds):
+        """Why the test is noisy (a list of one-line reasons; empty: it is not), given
+        ``regression.noise``: its repetitions' spread or its host's load passed a threshold."""
+        reasons = []
+        checks = (("spread", "max_spread", "repetitions spread %.3f > %.3f"),
+                  ("load_per_cpu", "max_load_per_cpu", "host load %.2f per CPU > %.2f"))
+        for hook, threshold, text in checks:
+            function = getattr(self.module, hook, None)
+            limit = (thresholds or {}).get(threshold)
+            value = function(entry) if function and limit else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit:
+                reasons.append(text % (value, limit))
+        return reasons
+
+    def host_load(self, entry):
+        """The host's load average per CPU while the test ran (the workload's hook), or None."""
+        function = getattr(self.module, "load_per_cpu", None)
+        return function(entry) if function else None
 
     def timestamp(self, entry):
         """The workload's time of the test, or None (the caller falls back to a file time)."""

@@ -12,18 +12,23 @@ short_description: Compare the KPIs of a run with their history and flag regress
 version_added: 0.1.0
 description:
   - Reads the payloads that M(perfscale.topsail.visualize) wrote in O(plots_dir) and, for
-    every KPI not ignored for regression, queries the results store (C(export) section) for
-    its history - records of the same workload and KPI whose labels equal the entry's
-    except the comparison keys and the ignored keys - ordered by timestamp.
-  - Runs the configured method (C(regression.method) - C(edivisive), C(zscore) or
-    C(relative)) on history plus current value; the current value is flagged when it starts
-    a new segment. Direction decides regression or improvement. With a history shorter than
-    the method needs, the current value is compared with the history mean
+    every KPI not ignored for regression and not a view of another KPI, queries the results
+    store (C(export) section) for its history - records of the same workload and KPI whose
+    labels equal the entry's except the comparison keys and the ignored keys, on a machine
+    with the same fingerprint unless C(regression.compare_across_machines) - ordered by
+    timestamp. Forgotten runs (M(perfscale.topsail.mark_run)) and noisy runs
+    (C(regression.noise)) stay out of the baseline.
+  - Runs the configured method (C(regression.method)) on history plus current value. Verdicts -
+    C(regression) (a change at this run), C(persisting_regression) (still below the baseline an
+    earlier run left; that run is named), C(improvement), C(no_change) (with the p-value and the
+    effect size), C(not_enough_history). Direction decides regression or improvement. With a
+    history shorter than the method needs, the current value is compared with the history mean
     (C(regression.short_history_threshold)).
   - Writes C(regression_summary.yaml), C(regression_records.json) and
     C(regression_report.html) (linked from C(reports_index.html)) into O(plots_dir).
   - Never fails because of a regression; RV(fail_test) says whether the configuration
-    (C(regression.fail_test_on_regression)) wants the test failed. When the store cannot be
+    (C(regression.fail_test_on_regression), C(regression.fail_on_persisting),
+    C(regression.require_history)) wants the test failed. When the store cannot be
     reached, every entry is reported as not analysed, with the reason.
   - Runs on the controller (action plugin).
 author:
@@ -64,8 +69,10 @@ EXAMPLES = r"""
 RETURN = r"""
 summary:
   description: >-
-    Method, entries and KPIs analysed, regressions, improvements, KPIs without history, entries
-    not analysed (and why), and a one-line message.
+    Method, entries and KPIs analysed; new regressions, persisting regressions (with the run
+    that introduced each), improvements, KPIs without history, noisy entries, entries not
+    analysed (and why), how many history points were kept out of the baselines, the gate's
+    decision and a one-line message.
   returned: success
   type: dict
 report:
@@ -73,11 +80,19 @@ report:
   returned: success
   type: str
 regression_found:
-  description: Whether at least one KPI regressed.
+  description: Whether at least one KPI regressed (at this run, or persistently).
   returned: success
   type: bool
 fail_test:
-  description: Whether a regression was found and C(regression.fail_test_on_regression) is set.
+  description: >-
+    Whether the test fails - a new regression of a run that was not noisy with
+    C(regression.fail_test_on_regression), a persisting one with C(regression.fail_on_persisting)
+    too, or no history at all with C(regression.require_history).
   returned: success
   type: bool
+fail_reasons:
+  description: Why the test fails, one line each (empty when it does not).
+  returned: success
+  type: list
+  elements: str
 """

@@ -46,6 +46,12 @@ options:
       - Directory in which C(NNN__matbenchmarking) is created or resumed. Defaults to
         the artifact directory currently open.
     type: path
+  status_only:
+    description:
+      - Run nothing; say what is left to do in O(dest) - RV(pending) points, and whether the
+        newest plots directory post-processed every finished point (RV(nothing_to_do)).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
@@ -95,4 +101,16 @@ failed_points:
   returned: when not rehearsal
   type: list
   elements: dict
+pending:
+  description: With O(status_only), the points still to run.
+  returned: when status_only
+  type: int
+nothing_to_do:
+  description: With O(status_only), whether every point finished and the newest plots directory post-processed them.
+  returned: when status_only
+  type: bool
+index:
+  description: With O(status_only), the reports index of that plots directory (null when there is none).
+  returned: when status_only
+  type: str
 """

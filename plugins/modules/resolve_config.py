@@ -129,6 +129,13 @@ ansible_facts:
     perfscale_run_root:
       description: The run's artifact directory.
       type: str
+    perfscale_run_id:
+      description:
+        - The run's id, from C(run.json) in the run root (made when the run first starts, kept
+          when it resumes); exported results carry it, and C(perfscale.topsail.forget) takes it.
+        - Null when the run root has none (a tree of an older release, or O(write=false) on a new
+          directory).
+      type: str
     perfscale_artifact_dir:
       description: The artifact directory currently open (the run root at first).
       type: str

@@ -9,15 +9,30 @@ the documentation stub in plugins/modules, a unit test checks it) and, unless
 perfscale.topsail.resolve_config set as the fact ``perfscale_config``.
 
 A domain error (``module_utils.errors.PerfscaleError``) or a file-system error
-becomes a failed task with its one-line message, here and only here; anything
-else is a bug and keeps its traceback.
+becomes a failed task with its one-line message, here and only here; a Python
+package the collection needs but the controller lacks is one line naming it and
+the requirements file; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
+
+
+# the Python packages the collection needs (what its execution environment installs)
+REQUIREMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "meta", "ee-requirements.txt")
+
+
+def missing_package_message(exc):
+    """One line for a third-party package the collection imports and the controller lacks."""
+    return ("the Python package %r is missing in %s: install the collection's requirements with "
+            "%s -m pip install -r %s" % (exc.name, sys.executable, sys.executable, REQUIREMENTS))
 
 
 def os_error_message(exc):
@@ -51,6 +66,10 @@ class PerfscaleAction(ActionBase):
             result.update(failed=True, msg=str(exc))
         except OSError as exc:
             result.update(failed=True, msg="%s: %s" % (self.NAME, os_error_message(exc)))
+        except ModuleNotFoundError as exc:
+            if not exc.name or exc.name.split(".")[0] in ("ansible_collections", "ansible"):
+                raise
+            result.update(failed=True, msg="%s: %s" % (self.NAME, missing_package_message(exc)))
         return result
 
     def execute(self, result, args, task_vars, config):

@@ -38,13 +38,30 @@ def test_cpu_smoke_leaves_a_complete_tree(smoke_run):
     assert (progress["done"], progress["failed"]) == (8, 0)
 
 
-def test_second_run_into_the_same_directory_skips_every_point(smoke_run):
+def test_second_run_into_the_same_directory_has_nothing_left_to_do_and_changes_nothing(smoke_run):
     root, _first = smoke_run
+    before = sorted(os.listdir(root))
     run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root)
     assert run.returncode == 0, run.output
-    assert "matrix: 8/8 done (0 failed, 8 skipped)" in run.flat
-    assert "0 succeeded, 0 failed, 8 skipped" in run.flat
-    assert len([d for d in os.listdir(root) if d.endswith("__matbenchmarking")]) == 1
+    assert "nothing left to do: every point finished and was post-processed" in run.flat
+    assert "changed=0" in run.flat
+    assert sorted(n for n in os.listdir(root) if n != ".perfscale-run.lock") == \
+        sorted(n for n in before if n != ".perfscale-run.lock")
+    assert "run id %s" % json.loads((root / "run.json").read_text())["run_id"] in run.flat
+
+
+def test_a_run_whose_points_finished_but_were_not_post_processed_is_only_post_processed(tmp_path):
+    root = tmp_path / "run"
+    first = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root,
+                         "-e", '{"overrides": {"tests.capture_environment.enabled": false}}')
+    assert first.returncode == 0, first.output
+    for plots in [d for d in os.listdir(root) if d.endswith("__plots")]:
+        os.remove(root / plots / "summary.json")  # as if post-processing had been interrupted
+    again = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root,
+                         "-e", '{"overrides": {"tests.capture_environment.enabled": false}}')
+    assert again.returncode == 0, again.output
+    assert "0 succeeded, 0 failed, 8 skipped" in again.flat
+    assert len([d for d in os.listdir(root) if d.endswith("__plots")]) == 2
 
 
 def test_rehearsal_lists_points_and_runs_nothing(tmp_path):

@@ -1,3 +1,4 @@
+import json
 import os
 
 import yaml
@@ -8,26 +9,47 @@ CYCLE = os.path.join(REPO, "tests", "fixtures", "configs", "cycle.yaml")
 MALFORMED = os.path.join(REPO, "tests", "fixtures", "configs", "malformed.txt")
 
 
+def record_config(*args, **kwargs):
+    """A run that records its configuration and runs nothing: benchmark.yml with the rehearsal
+    preset after the presets given (playbooks/config.yml only prints)."""
+    args = list(args)
+    for position, arg in enumerate(args):
+        if arg.startswith("preset="):
+            args[position] = arg + ",rehearsal"
+            break
+    else:
+        args += ["-e", "preset=rehearsal"]
+    return run_playbook("playbooks/benchmark.yml", *args, **kwargs)
+
+
 def error_lines(output):
     return [line for line in output.splitlines() if "msg:" in line or "[ERROR]" in line]
 
 
-def test_config_playbook_prints_and_records_the_effective_configuration(tmp_path):
-    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % tmp_path)
+def test_config_playbook_prints_without_creating_a_run_directory(tmp_path):
+    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke", cwd=str(tmp_path))
     assert run.returncode == 0, run.output
-    assert "presets applied: cpu_smoke" in run.flat
+    assert "presets applied: cpu_smoke" in run.flat and "capture_environment:" in run.output
+    assert "changed=0" in run.flat and "failed=0" in run.flat
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_run_records_the_effective_configuration(tmp_path):
+    run = record_config("-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % tmp_path)
+    assert run.returncode == 0, run.output
     written = yaml.safe_load((tmp_path / "config.yaml").read_text())
     assert written["tests"]["capture_environment"]["gpu"] is False
     assert "ci_presets" not in written
-    assert (tmp_path / "presets_applied").read_text() == "cpu_smoke\n"
+    assert (tmp_path / "presets_applied").read_text() == "cpu_smoke\nrehearsal\n"
     assert "Resolve the configuration" in (tmp_path / "_ansible.log").read_text()
+    assert len(json.loads((tmp_path / "run.json").read_text())["run_id"]) == 32
 
 
 def test_overrides_inline_and_from_file(tmp_path):
     overrides_file = tmp_path / "o.yaml"
     overrides_file.write_text("tests.capture_environment.nvidia_smi_timeout: 5\n")
-    run = run_playbook("playbooks/config.yml", "-e", "preset=cpu_smoke",
-                       "-e", '{"overrides": {"tests.capture_environment.packages": ["numpy"]}}',
+    run = record_config("-e", "preset=cpu_smoke",
+                        "-e", '{"overrides": {"tests.capture_environment.packages": ["numpy"]}}',
                        "-e", "overrides_file=%s" % overrides_file, "-e", "artifact_dir=%s" % (tmp_path / "run"))
     assert run.returncode == 0, run.output
     written = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
@@ -38,8 +60,7 @@ def test_overrides_inline_and_from_file(tmp_path):
 
 
 def test_overrides_as_a_json_string_on_the_command_line(tmp_path):
-    run = run_playbook("playbooks/config.yml", "-e", 'overrides={"tests.capture_environment.gpu": true}',
-                       "-e", "artifact_dir=%s" % tmp_path)
+    run = record_config("-e", 'overrides={"tests.capture_environment.gpu": true}', "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode == 0, run.output
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["tests"]["capture_environment"]["gpu"] is True
 
@@ -76,13 +97,13 @@ def test_malformed_document_names_file_and_line(tmp_path):
 
 
 def test_artifact_dir_from_environment(tmp_path):
-    run = run_playbook("playbooks/config.yml", env={"ARTIFACT_DIR": str(tmp_path / "from_env")})
+    run = record_config(env={"ARTIFACT_DIR": str(tmp_path / "from_env")})
     assert run.returncode == 0, run.output
     assert (tmp_path / "from_env" / "config.yaml").exists()
 
 
 def test_default_artifact_dir_is_timestamped_under_cwd(tmp_path):
-    run = run_playbook("playbooks/config.yml", cwd=str(tmp_path))
+    run = record_config(cwd=str(tmp_path))
     assert run.returncode == 0, run.output
     runs = os.listdir(tmp_path / "artifacts")
     assert len(runs) == 1 and len(runs[0]) == len("20261122-101500")
@@ -109,7 +130,7 @@ def test_presets_and_overrides_from_the_inventory_then_the_command_line(tmp_path
          "perfscale_overrides": {"tests.benchmark.timeout_s": 77, "tests.capture_environment.nvidia_smi_timeout": 9}},
         {"perfscale_overrides": {"tests.benchmark.timeout_s": 88, "tests.benchmark.stop_on_error": True}})
     root = tmp_path / "run"
-    run = run_playbook("playbooks/config.yml", "-i", inventory, "-e", "preset=cpu_smoke",
+    run = record_config("-i", inventory, "-e", "preset=cpu_smoke",
                        "-e", '{"overrides": {"tests.benchmark.stop_on_error": false}}', "-e", "artifact_dir=%s" % root)
     assert run.returncode == 0, run.output
     written = yaml.safe_load((root / "config.yaml").read_text())
@@ -120,7 +141,7 @@ def test_presets_and_overrides_from_the_inventory_then_the_command_line(tmp_path
     # -e preset and -e overrides win
     assert written["tests"]["benchmark"]["stop_on_error"] is False
     assert written["tests"]["benchmark"]["name_template"] == "{indicator}_{dtype}_{size}"
-    assert (root / "presets_applied").read_text() == "no_capture\ncpu_smoke\n"
+    assert (root / "presets_applied").read_text() == "no_capture\ncpu_smoke\nrehearsal\n"
     assert yaml.safe_load((root / "config_inventory.yaml").read_text()) == {
         "perfscale_presets": ["no_capture"],
         "perfscale_overrides": {"tests.benchmark.timeout_s": 88, "tests.benchmark.stop_on_error": True}}
@@ -144,10 +165,13 @@ def test_inventory_mistakes_are_one_line_errors_and_nothing_is_written(tmp_path)
 def test_credentials_in_a_url_never_reach_files_or_verbose_output(tmp_path):
     password = "Pa55-in-url-7731"
     root = tmp_path / "run"
-    run = run_playbook("playbooks/config.yml", "-vv", "-e", "artifact_dir=%s" % root, "-e",
-                       '{"overrides": {"export.opensearch.hosts": ["https://admin:%s@os.example.com:9200"]}}' % password)
+    overrides = '{"overrides": {"export.opensearch.hosts": ["https://admin:%s@os.example.com:9200"]}}' % password
+    shown = run_playbook("playbooks/config.yml", "-vv", "-e", overrides)
+    assert shown.returncode == 0, shown.output
+    assert "https://***@os.example.com:9200" in shown.output
+    assert password not in shown.output
+    run = record_config("-vv", "-e", "artifact_dir=%s" % root, "-e", overrides)
     assert run.returncode == 0, run.output
-    assert "https://***@os.example.com:9200" in run.output
     assert password not in run.output
     for name in ("config.yaml", "config_overrides.yaml", "_ansible.log"):
         assert password not in (root / name).read_text(), name
@@ -156,8 +180,37 @@ def test_credentials_in_a_url_never_reach_files_or_verbose_output(tmp_path):
 def test_an_artifact_dir_that_cannot_be_created_is_named_once(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    run = run_playbook("playbooks/config.yml", "-e", "artifact_dir=%s" % (blocker / "run"))
+    run = record_config("-e", "artifact_dir=%s" % (blocker / "run"))
     assert run.returncode != 0
     line = next(l for l in run.output.splitlines() if "[ERROR]" in l)
     assert line.count("artifact directory") == 1, line
     assert "artifact directory %s: cannot be created" % (blocker / "run") in line
+
+
+def test_a_missing_python_package_is_one_line_naming_the_requirements_file(tmp_path):
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    # the controller's Python cannot import pydantic
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'pydantic' or name.startswith('pydantic.'):\n"
+        "            raise ModuleNotFoundError('No module named %r' % name, name=name)\n"
+        "sys.meta_path.insert(0, Hide())\n")
+    run = run_playbook("playbooks/config.yml", env={"PYTHONPATH": str(hide)})
+    assert run.returncode != 0
+    line = next(l for l in run.output.splitlines() if "[ERROR]" in l)
+    assert "the Python package 'pydantic' is missing in" in line
+    assert "pip install -r" in line and "meta/ee-requirements.txt" in line
+    assert "Traceback" not in run.output
+
+
+def test_check_mode_either_works_or_fails_at_the_start_saying_why(tmp_path):
+    listed = run_playbook("playbooks/benchmark.yml", "--check", "-e", "preset=cpu_smoke", cwd=str(tmp_path))
+    assert listed.returncode == 0, listed.output
+    assert "rehearsal: 8 point(s) would run; nothing was run" in listed.flat
+    assert os.listdir(tmp_path) == []
+    refused = run_playbook("playbooks/export.yml", "--check", "-e", "results_dir=%s" % tmp_path)
+    assert refused.returncode != 0
+    assert "check mode: export.yml cannot simulate writing to the results store" in refused.flat

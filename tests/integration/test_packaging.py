@@ -124,6 +124,7 @@ PLUGINS = [
     ("module", "perfscale.topsail.write_artifacts"), ("module", "perfscale.topsail.capture_environment"),
     ("module", "perfscale.topsail.matrix_run"), ("module", "perfscale.topsail.visualize"),
     ("module", "perfscale.topsail.analyze_regressions"), ("module", "perfscale.topsail.export_results"),
+    ("module", "perfscale.topsail.mark_run"),
     ("callback", "perfscale.topsail.kpi_export"),
     ("lookup", "perfscale.topsail.config"), ("lookup", "perfscale.topsail.secret"),
     ("lookup", "perfscale.topsail.command_args"), ("callback", "perfscale.topsail.toolbox_log"),

@@ -43,7 +43,8 @@ def test_reports_render_in_chromium_without_javascript_errors(demo_run):
         browser.screenshot(os.path.join(SCREENSHOTS, "reports_index.png"))
         browser.load("file://%s" % (plots / "regression_report.html"))
         assert browser.errors() == []
-        assert "16 KPI(s) without history" in browser.evaluate("document.body.innerText")
+        text = browser.evaluate("document.body.innerText")
+        assert "8 KPI(s) without history" in text and "host load while the tests ran" in text
         for report, minimum_plots in (("indicator_report.html", 2), ("matrix_overview.html", 4)):
             browser.load("file://%s" % (plots / report), settle=2.0)
             assert browser.errors() == [], report
@@ -132,9 +133,12 @@ def test_every_copy_of_the_configuration_is_masked(tmp_path):
     config_file.write_text(document.replace("secrets:\n", "lab:\n  api_token: %s\n  name: lab-7\n\nsecrets:\n" % secret, 1))
     root = tmp_path / "run"
     trees.make_tree(str(root), points=1)
-    shown = run_playbook("playbooks/config.yml", "-e", "config_file=%s" % config_file, "-e", "artifact_dir=%s" % root)
+    shown = run_playbook("playbooks/config.yml", "-e", "config_file=%s" % config_file)
     assert shown.returncode == 0 and "api_token: '********'" in shown.output, shown.output
     assert secret not in shown.output
+    recorded = run_playbook("playbooks/benchmark.yml", "-e", "config_file=%s" % config_file, "-e", "preset=rehearsal",
+                            "-e", "artifact_dir=%s" % root)
+    assert recorded.returncode == 0, recorded.output
     run = run_playbook("playbooks/visualize.yml", "-e", "config_file=%s" % config_file, "-e", "results_dir=%s" % root)
     assert run.returncode == 0, run.output
     plots = [d for d in os.listdir(root) if d.endswith("__plots")]
@@ -149,3 +153,33 @@ def test_an_empty_results_dir_is_an_error_not_an_empty_report(tmp_path):
     assert "results_dir %s: no test in it (a test is a directory holding settings.yaml and exit_code)" % tmp_path \
         in run.flat
     assert not [d for d in os.listdir(tmp_path) if d.endswith("__plots")]
+
+
+def test_history_plots_show_the_evidence_in_chromium(tmp_path):
+    """Runs with history: the regression report draws each KPI's history on a time axis
+    (run id and commit on hover, the baseline band), the header says the host's load."""
+    database = tmp_path / "history.sqlite"
+    overrides = json.dumps({"overrides": {"export.sqlite.path": str(database)}})
+    for day in range(1, 4):
+        past = tmp_path / ("day-%d" % day)
+        trees.make_tree(str(past), points=2, started="2026-11-%02dT10:00:00+00:00" % day)
+        assert run_playbook("playbooks/export.yml", "-e", "results_dir=%s" % past, "-e", overrides).returncode == 0
+    today = tmp_path / "today"
+    trees.make_tree(str(today), points=2, rate_scale=0.7, started="2026-11-10T10:00:00+00:00")
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % today, "-e", overrides)
+    assert run.returncode == 0, run.output
+    report = today / "002__plots" / "regression_report.html"
+    with Chromium() as browser:
+        browser.load("file://%s" % report, settle=2.0)
+        assert browser.errors() == []
+        text = browser.evaluate("document.body.innerText")
+        assert "host load while the tests ran: up to 0.20 per CPU" in text
+        assert "rate: regression" in text and "time_median: regression" in text and "a view of rate" in text
+        axis = browser.evaluate("document.querySelector('.js-plotly-plot').layout.xaxis.type")
+        assert axis == "date"
+        hover = browser.evaluate("document.querySelector('.js-plotly-plot').data[0].hovertemplate")
+        assert "run_id" in hover and "git_commit" in hover
+        traces = browser.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map("
+                                  "p => p.data.map(t => t.name).join(','))")
+        assert any("baseline mean" in names for names in traces)
+        browser.screenshot(os.path.join(SCREENSHOTS, "regression_report_history.png"))

@@ -145,8 +145,14 @@ def _best_split(prefix, start, stop, min_left, min_right):
     return start + int(taus[best]), float(q[best])
 
 
+# a change made of the newest point alone is tested against this many windows of history:
+# one point on the right leaves the t-test little power, more points on the left give it back
+NEWEST_POINT_WINDOWS = 3
+
+
 def _test(moments, start, tau, stop, window):
-    n1, m1, ss1 = moments.stats(max(start, tau - window), tau)
+    left = window * NEWEST_POINT_WINDOWS if stop - tau == 1 else window
+    n1, m1, ss1 = moments.stats(max(start, tau - left), tau)
     n2, m2, ss2 = moments.stats(tau, min(stop, tau + window))
     statistic, pvalue = pooled_t(n1, m1, ss1, n2, m2, ss2)
     return ChangePoint(tau, m1, m2, pvalue, statistic)

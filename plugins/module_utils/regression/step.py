@@ -37,6 +37,15 @@ def load_payloads(plots_dir):
     return payloads
 
 
+def _notes(plots_dir):
+    """The header notes of the run's other reports (host load, noisy tests)."""
+    try:
+        with open(os.path.join(plots_dir, postprocess.SUMMARY), encoding="utf-8") as handle:
+            return json.load(handle).get("notes") or []
+    except (OSError, ValueError):
+        return []
+
+
 def run_regression_analysis(plots_dir, config, run_root, environ=None):
     if not os.path.isdir(plots_dir):
         raise RegressionError("plots_dir %s: not a directory" % plots_dir)
@@ -61,7 +70,7 @@ def run_regression_analysis(plots_dir, config, run_root, environ=None):
             store.close()
     artifacts.write_yaml_atomic(os.path.join(plots_dir, SUMMARY_FILE), summary)
     records_path = artifacts.write_json_atomic(os.path.join(plots_dir, RECORDS_FILE), records)
-    report = reports.write_regression_report(plots_dir, summary, details)
+    report = reports.write_regression_report(plots_dir, summary, details, notes=_notes(plots_dir))
     bundle = export_lib.make_bundle("regression", records_path, config, run_root,
                                     label_fields) if export["enabled"] and records else None
     return {"summary": summary, "report": report, "bundle": bundle}

@@ -27,13 +27,14 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.regression impor
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 
-VERDICTS = ("regression", "improvement", "no_change", "no_history")
+VERDICTS = ("regression", "persisting_regression", "improvement", "no_change", "not_enough_history")
 
 
 def effective_settings(section, workload_regression):
     """The configuration section over the workload's defaults; method options checked."""
     settings = dict(section)
-    for key, default in (("comparison_keys", []), ("ignored_keys", []), ("sorting_keys", []), ("ignored_entries", {})):
+    for key, default in (("comparison_keys", []), ("ignored_keys", []), ("sorting_keys", []), ("ignored_entries", {}),
+                         ("machine_keys", [])):
         if settings.get(key) is None:
             settings[key] = workload_regression.get(key, default)
     unknown_methods = sorted(set(settings["options"]) - set(methods.METHODS))
@@ -51,32 +52,78 @@ def direction_verdict(relative_change, higher_is_better):
     return "improvement" if better else "regression"
 
 
-def judge(history_values, current, higher_is_better, method, options, short_history_threshold):
-    """Verdict and evidence for one KPI value against its history."""
-    history_values = [v for v in history_values if v is not None]
-    evidence = {"history_points": len(history_values), "current": current, "method": method}
-    if not history_values:
-        return "no_history", evidence
-    mean_before = statistics.fmean(history_values)
-    evidence["history_mean"] = mean_before
+def _point(history, index):
+    """What the report says of the run at ``index`` of the history: when, which run, which commit."""
+    item = history[index] if 0 <= index < len(history) else {}
+    return {"timestamp": item.get("@timestamp"), "run_id": item.get("run_id"), "git_commit": item.get("git_commit"),
+            "test_uuid": item.get("test_uuid")}
+
+
+def _against(baseline, current):
+    """The current value against a baseline segment: relative change, a prediction t-test
+    (two-sided p-value) and the effect size (distance in standard deviations)."""
+    mean = statistics.fmean(baseline)
+    evidence = {"baseline_mean": mean, "baseline_points": len(baseline),
+                "relative_change": maths.relative_change(mean, current)}
+    if len(baseline) >= 2:
+        stdev = statistics.stdev(baseline)
+        evidence["baseline_stdev"] = stdev
+        _t, pvalue = maths.student_t(baseline, [current])
+        evidence["pvalue"] = pvalue
+        evidence["effect_size"] = (current - mean) / stdev if stdev > 0 else (0.0 if current == mean else None)
+    return evidence
+
+
+def judge(history, current, higher_is_better, method, options, short_history_threshold):
+    """Verdict and evidence for one KPI value against its history.
+
+    ``history`` is a list of stored documents (``value``, ``@timestamp``, ``run_id``,
+    ``git_commit``...), oldest first. Verdicts:
+
+    ``regression`` / ``improvement``  a change at this run (the newest point starts a segment);
+    ``persisting_regression``  an earlier run changed the KPI for the worse and the current
+        value is still worse than the baseline before that change (by at least half of the
+        change): the run that introduced it (``since``) is named;
+    ``no_change``  with the prediction t-test's p-value and the effect size against the
+        current segment;
+    ``not_enough_history``  no history at all.
+    With fewer points than the method needs, the current value is compared with the history
+    mean and ``short_history_threshold`` (method ``short_history``).
+    """
+    history = [h for h in history if h.get("value") is not None]
+    values = [float(h["value"]) for h in history]
+    evidence = {"history_points": len(values), "current": current, "method": method}
+    if not values:
+        return "not_enough_history", evidence
+    evidence["history_mean"] = statistics.fmean(values)
     needed = methods.get_method(method).minimum_history(options)
-    if len(history_values) < needed:
-        change = maths.relative_change(mean_before, current)
-        evidence.update(method="short_history", relative_change=change, threshold=short_history_threshold,
+    if len(values) < needed:
+        evidence.update(_against(values, current))
+        evidence.update(method="short_history", threshold=short_history_threshold,
                         note="%d history point(s) < %d needed by %s: compared with the history mean"
-                             % (len(history_values), needed, method))
-        if abs(change) >= short_history_threshold:
-            return direction_verdict(change, higher_is_better), evidence
+                             % (len(values), needed, method))
+        if abs(evidence["relative_change"]) >= short_history_threshold:
+            return direction_verdict(evidence["relative_change"], higher_is_better), evidence
         return "no_change", evidence
-    series = history_values + [current]
+    series = values + [current]
     changes = methods.find_change_points(series, method, **options)
     evidence["change_points"] = [c.as_dict() for c in changes]
     latest = changes[-1] if changes else None
-    if latest is None or latest.index != len(series) - 1:
-        evidence["relative_change"] = maths.relative_change(mean_before, current)
-        return "no_change", evidence
-    evidence.update(latest.as_dict())
-    return direction_verdict(latest.relative_change, higher_is_better), evidence
+    if latest is not None and latest.index == len(series) - 1:
+        evidence.update(latest.as_dict())
+        return direction_verdict(latest.relative_change, higher_is_better), evidence
+    segment_start = latest.index if latest is not None else 0
+    evidence.update(_against(values[segment_start:], current))
+    if latest is not None and direction_verdict(latest.relative_change, higher_is_better) == "regression":
+        previous_start = changes[-2].index if len(changes) > 1 else 0
+        before = statistics.fmean(values[previous_start:latest.index])
+        still = maths.relative_change(before, current)
+        if direction_verdict(still, higher_is_better) == "regression" and \
+                abs(still) >= abs(latest.relative_change) / 2:
+            evidence.update(since=_point(history, latest.index), change_at_since=latest.relative_change,
+                            pre_change_mean=before, relative_change_since=still, pvalue_at_since=latest.pvalue)
+            return "persisting_regression", evidence
+    return "no_change", evidence
 
 
 def _ignored(labels, ignored_entries):
@@ -103,9 +150,12 @@ def _sort_key(sorting_keys):
 def _empty_summary(settings, store_description):
     return {"method": settings["method"], "options": settings["method_options"],
             "fail_test_on_regression": settings["fail_test_on_regression"],
+            "fail_on_persisting": settings["fail_on_persisting"], "require_history": settings["require_history"],
             "comparison_keys": settings["comparison_keys"], "ignored_keys": settings["ignored_keys"],
-            "store": store_description, "entries_analysed": 0, "kpis_analysed": 0,
-            "regressions": [], "improvements": [], "no_history": [], "not_analysed": []}
+            "machine_keys": settings["machine_keys"], "compare_across_machines": settings["compare_across_machines"],
+            "store": store_description, "entries_analysed": 0, "kpis_analysed": 0, "kpis_with_history": 0,
+            "regressions": [], "persisting_regressions": [], "improvements": [], "not_enough_history": [],
+            "noisy_entries": [], "not_analysed": [], "excluded_from_baselines": {"noisy": 0, "forgotten": 0}}
 
 
 def history_unavailable(payloads, settings, reason):
@@ -115,13 +165,46 @@ def history_unavailable(payloads, settings, reason):
                                for p in payloads]
     summary["message"] = "history unavailable (%s): nothing analysed" % reason
     summary["analysed_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    summary.update(gate_decision(summary))
     return summary
 
 
+def _baseline(history, forgotten, keep_noisy, excluded):
+    """The history a baseline is made of: forgotten runs out, noisy ones out unless kept."""
+    kept = []
+    for document in history:
+        if document.get("run_id") in forgotten:
+            excluded["forgotten"] += 1
+        elif document.get("noisy") and not keep_noisy:
+            excluded["noisy"] += 1
+        else:
+            kept.append(document)
+    return kept
+
+
+def _line(test_path, name, kpi, verdict, evidence, noisy):
+    line = {"test": test_path, "kpi": name, "unit": kpi["unit"], "current": kpi["value"], "verdict": verdict,
+            "history_points": evidence["history_points"], "method": evidence["method"], "noisy": bool(noisy)}
+    for key in ("history_mean", "mean_before", "baseline_mean", "relative_change", "pvalue", "effect_size", "since",
+                "pre_change_mean", "relative_change_since"):
+        if evidence.get(key) is not None:
+            line[key] = evidence[key]
+    return line
+
+
 def analyse(payloads, store, settings, workload_name):
-    """Analyse the payloads of the current run; returns (summary, records, details)."""
+    """Analyse the payloads of the current run; returns (summary, records, details).
+
+    Each entry's primary KPIs are judged against their baselines (history without
+    forgotten runs, and without noisy runs unless ``noise.keep_in_baseline``); a KPI
+    declared a view of another (``ViewOf``: ``time_median`` of ``rate``) gets that
+    KPI's verdict, is shown, and is not counted twice in the totals.
+    """
     method, options = settings["method"], settings["method_options"]
     ignore = list(settings["comparison_keys"]) + list(settings["ignored_keys"])
+    if settings["compare_across_machines"]:
+        ignore += list(settings["machine_keys"])
+    noise = settings["noise"]
     summary = _empty_summary(settings, store.describe())
     details, records = [], []
     candidates = [p for p in payloads if p["kpis"]]
@@ -140,57 +223,95 @@ def analyse(payloads, store, settings, workload_name):
             continue
         analysed.append(item)
     # one batch of history look-ups for the whole run (the hot path of the step)
-    lookups = [(item, name, kpi) for item in analysed for name, kpi in item["payload"]["kpis"].items()
-               if not kpi["ignored_for_regression"] and kpi["value"] is not None]
+    lookups = [(item, name) for item in analysed for name, kpi in item["payload"]["kpis"].items()
+               if not kpi["ignored_for_regression"] and kpi["value"] is not None and not kpi.get("view_of")]
     histories = store.history_batch(
         [stores_base.HistoryQuery(workload_name, name, item["labels"], item["payload"]["metadata"]["test_uuid"])
-         for item, name, _kpi in lookups], ignore_keys=ignore)
-    history_of = {(id(item), name): history for (item, name, _kpi), history in zip(lookups, histories)}
+         for item, name in lookups], ignore_keys=ignore)
+    forgotten = {run_id for run_id, mark in store.marks().items() if mark.get("forgotten")}
+    history_of = {(id(item), name): _baseline(history, forgotten, noise["keep_in_baseline"],
+                                              summary["excluded_from_baselines"])
+                  for (item, name), history in zip(lookups, histories)}
     for item in analysed:
         payload, labels, test_path = item["payload"], item["labels"], item["test_path"]
+        noisy = payload["metadata"].get("noise") or []
         summary["entries_analysed"] += 1
+        if noisy:
+            summary["noisy_entries"].append({"test": test_path, "reasons": noisy})
         entry_detail = {"test": test_path, "labels": labels, "test_uuid": payload["metadata"]["test_uuid"],
-                        "timestamp": payload["metadata"]["timestamp"], "kpis": []}
-        for name, kpi in payload["kpis"].items():
+                        "timestamp": payload["metadata"]["timestamp"], "noise": noisy, "kpis": []}
+        judged = {}
+        kpis = payload["kpis"]
+        # primary KPIs first, then their views (which take the primary's verdict)
+        for name in sorted(kpis, key=lambda n: bool(kpis[n].get("view_of"))):
+            kpi = kpis[name]
             if kpi["ignored_for_regression"] or kpi["value"] is None:
                 continue
-            history = history_of[(id(item), name)]
-            verdict, evidence = judge([h.get("value") for h in history], kpi["value"], kpi["higher_is_better"],
-                                      method, options, settings["short_history_threshold"])
-            summary["kpis_analysed"] += 1
-            line = {"test": test_path, "kpi": name, "unit": kpi["unit"], "current": kpi["value"],
-                    "history_points": evidence["history_points"], "method": evidence["method"]}
-            for key in ("history_mean", "mean_before", "relative_change", "pvalue"):
-                if key in evidence:
-                    line[key] = evidence[key]
-            if verdict == "regression":
-                summary["regressions"].append(line)
-            elif verdict == "improvement":
-                summary["improvements"].append(line)
-            elif verdict == "no_history":
-                summary["no_history"].append({"test": test_path, "kpi": name})
+            primary = kpi.get("view_of")
+            if primary:
+                if primary not in judged:
+                    continue
+                verdict, primary_evidence = judged[primary]
+                evidence = {"view_of": primary, "method": primary_evidence["method"],
+                            "history_points": primary_evidence["history_points"], "current": kpi["value"]}
+                history = []
+            else:
+                history = history_of[(id(item), name)]
+                verdict, evidence = judge(history, kpi["value"], kpi["higher_is_better"], method, options,
+                                          settings["short_history_threshold"])
+                judged[name] = (verdict, evidence)
+                summary["kpis_analysed"] += 1
+                if evidence["history_points"]:
+                    summary["kpis_with_history"] += 1
+                line = _line(test_path, name, kpi, verdict, evidence, noisy)
+                bucket = {"regression": "regressions", "persisting_regression": "persisting_regressions",
+                          "improvement": "improvements", "not_enough_history": "not_enough_history"}.get(verdict)
+                if bucket:
+                    summary[bucket].append(line)
             entry_detail["kpis"].append({"name": name, "unit": kpi["unit"], "help": kpi["help"],
                                          "higher_is_better": kpi["higher_is_better"], "verdict": verdict,
-                                         "evidence": evidence,
+                                         "view_of": primary, "evidence": evidence,
                                          "history": [{"timestamp": h.get("@timestamp"), "value": h.get("value"),
-                                                      "test_uuid": h.get("test_uuid")} for h in history]})
+                                                      "test_uuid": h.get("test_uuid"), "run_id": h.get("run_id"),
+                                                      "git_commit": h.get("git_commit")} for h in history]})
             record = dict(labels)
             record.update({"kind": "regression", "kpi_name": name, "value": kpi["value"], "unit": kpi["unit"],
-                           "verdict": verdict, "method": evidence["method"],
+                           "verdict": verdict, "method": evidence["method"], "view_of": primary,
                            "relative_change": evidence.get("relative_change"), "pvalue": evidence.get("pvalue"),
-                           "history_points": evidence["history_points"],
+                           "effect_size": evidence.get("effect_size"), "history_points": evidence["history_points"],
+                           "noisy": bool(noisy),
                            "test_uuid": payload["metadata"]["test_uuid"], "@timestamp": payload["metadata"]["timestamp"],
                            "workload": workload_name,
                            "doc_id": stores_base.doc_id("regression", payload["metadata"]["test_uuid"], name)})
             records.append(record)
         details.append(entry_detail)
+    summary.update(gate_decision(summary))
     summary["message"] = summary_message(summary)
     summary["analysed_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
     return summary, records, details
 
 
+def gate_decision(summary):
+    """Whether the test fails, and why: new regressions (of runs that were not noisy), persisting
+    ones when ``fail_on_persisting``, no history at all when ``require_history``."""
+    reasons = []
+    if summary["fail_test_on_regression"]:
+        new = [r for r in summary["regressions"] if not r["noisy"]]
+        if new:
+            reasons.append("%d new regression(s)" % len(new))
+        if summary["fail_on_persisting"] and summary["persisting_regressions"]:
+            reasons.append("%d persisting regression(s)" % len(summary["persisting_regressions"]))
+    if summary["require_history"] and not summary["kpis_with_history"]:
+        reasons.append("no KPI has any history (regression.require_history)")
+    return {"fail_test": bool(reasons), "fail_reasons": reasons}
+
+
 def summary_message(summary):
-    return "%d regression(s), %d improvement(s), %d KPI(s) without history, in %d KPI(s) of %d entr%s (%s)" % (
-        len(summary["regressions"]), len(summary["improvements"]), len(summary["no_history"]),
-        summary["kpis_analysed"], summary["entries_analysed"], "y" if summary["entries_analysed"] == 1 else "ies",
-        summary["method"])
+    noisy = len(summary["noisy_entries"])
+    return ("%d regression(s), %d persisting regression(s), %d improvement(s), %d KPI(s) without history, in %d "
+            "KPI(s) of %d entr%s (%s)%s%s") % (
+        len(summary["regressions"]), len(summary["persisting_regressions"]), len(summary["improvements"]),
+        len(summary["not_enough_history"]), summary["kpis_analysed"], summary["entries_analysed"],
+        "y" if summary["entries_analysed"] == 1 else "ies", summary["method"],
+        "; %d noisy entr%s" % (noisy, "y" if noisy == 1 else "ies") if noisy else "",
+        "; the test fails: %s" % ", ".join(summary["fail_reasons"]) if summary.get("fail_reasons") else "")

@@ -28,9 +28,10 @@ import json
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.secret_refs import redact_url
 
-KINDS = ("kpi", "regression")
+KINDS = ("kpi", "regression", "mark")
+# fields of a record that are not labels (history never compares them)
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
-                 "@timestamp", "workload", "doc_id", "kind")
+                 "@timestamp", "workload", "doc_id", "kind", "noisy", "noise", "view_of", "error")
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -45,6 +46,14 @@ def kpi_document(record):
     document["kind"] = "kpi"
     document["doc_id"] = doc_id("kpi", record["test_uuid"], record["kpi_name"])
     return document
+
+
+def mark_document(run_id, forgotten, reason="", by=""):
+    """A mark on a run: ``forgotten`` runs are kept out of baselines (nothing is deleted;
+    marking again with ``forgotten=False`` brings the run back)."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    return {"kind": "mark", "doc_id": doc_id("mark", run_id), "run_id": run_id, "forgotten": bool(forgotten),
+            "reason": reason, "by": by, "@timestamp": stamp}
 
 
 def parse_timestamp(value):
@@ -148,6 +157,10 @@ class ResultsStore:
     def history(self, workload, kpi_name, labels, ignore_keys=(), exclude_test_uuid=None, kind="kpi"):
         """The history of one KPI (a batch of one)."""
         return self.history_batch([HistoryQuery(workload, kpi_name, labels, exclude_test_uuid, kind)], ignore_keys)[0]
+
+    def marks(self):
+        """{run_id: mark document} of every marked run (see ``mark_document``)."""
+        raise NotImplementedError
 
     def count(self, kind="kpi"):
         raise NotImplementedError

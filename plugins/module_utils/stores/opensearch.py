@@ -26,7 +26,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.stores import ba
 # fields OpenSearch indexes with their own type; every other scalar is a keyword label
 NATIVE_FIELDS = ("value", "@timestamp", "higher_is_better", "ignored_for_regression")
 # fields that stay strings when documents come back (labels are restored to numbers)
-TEXT_FIELDS = ("kpi_name", "unit", "test_uuid", "workload", "doc_id", "kind", "@timestamp")
+TEXT_FIELDS = ("kpi_name", "unit", "test_uuid", "workload", "doc_id", "kind", "@timestamp", "run_id", "git_commit",
+               "reason", "by")
 PAGE_SIZE = 1000
 QUERIES_PER_MSEARCH = 100
 
@@ -126,7 +127,7 @@ class OpenSearchStore(base.ResultsStore):
         return StoreUnavailable("%s: %s" % (self.describe(), base.short_reason(exc)))
 
     def index(self, kind):
-        return "%s%s" % (self.index_prefix, "kpis" if kind == "kpi" else "regressions")
+        return "%s%s" % (self.index_prefix, {"kpi": "kpis", "regression": "regressions", "mark": "marks"}[kind])
 
     @staticmethod
     def mapping(label_fields=()):
@@ -278,6 +279,27 @@ class OpenSearchStore(base.ResultsStore):
                 if len(hits) == PAGE_SIZE:
                     pending.append((position, kind, query, hits[-1]["sort"]))
         return answers
+
+    def marks(self):
+        found, after = {}, None
+        while True:
+            body = {"query": {"match_all": {}}, "size": PAGE_SIZE, "sort": [{"doc_id": "asc"}]}
+            if after is not None:
+                body["search_after"] = after
+            try:
+                response = self.client.search(index=self.index("mark"), body=body, request_timeout=self.timeout)
+            except self._errors() as exc:
+                if getattr(exc, "status_code", None) == 404:
+                    return found
+                raise self._unavailable(exc) from None
+            hits = response.get("hits", {}).get("hits", [])
+            for hit in hits:
+                mark = hit["_source"]
+                if mark.get("run_id"):
+                    found[mark["run_id"]] = mark
+            if len(hits) < PAGE_SIZE:
+                return found
+            after = hits[-1]["sort"]
 
     def count(self, kind="kpi"):
         try:

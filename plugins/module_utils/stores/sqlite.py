@@ -217,6 +217,16 @@ class SQLiteStore(base.ResultsStore):
             answers.append(documents)
         return answers
 
+    def marks(self):
+        import sqlite3
+
+        try:
+            rows = self.connection.execute("SELECT document FROM documents WHERE kind = 'mark'").fetchall()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from None
+        marks = (json.loads(row[0]) for row in rows)
+        return {mark["run_id"]: mark for mark in marks if mark.get("run_id")}
+
     def count(self, kind="kpi"):
         import sqlite3
 

@@ -15,19 +15,22 @@ import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
 from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+    ErrorBar,
     Format,
     FormatDivisor,
     HigherBetter,
     IgnoredForRegression,
     KPIMetadata,
     LowerBetter,
+    ViewOf,
 )
 
-KPI_SETTINGS_VERSION = "1.0"
+KPI_SETTINGS_VERSION = "1.1"
 
 ARTIFACT_DIRNAMES = {
     "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",
     "RUN_PRESETS": "presets_applied",
+    "RUN_INFO": "run.json",
 }
 
 IMPORTANT_FILES = [
@@ -40,6 +43,7 @@ IMPORTANT_FILES = [
     "stderr.log",
     "HOST_CAPTURE_ENVIRONMENT/environment.json",
     "RUN_PRESETS",
+    "RUN_INFO",
 ]
 
 # regression analysis (issue: history is compared along these labels)
@@ -48,6 +52,8 @@ REGRESSION = {
     "ignored_keys": ["test_path", "run_id", "git_commit", "hostname", "presets"],
     "sorting_keys": ["indicator", "backend", "dtype", "size", "threads"],
     "ignored_entries": {},
+    # the machine fingerprint: compared by default (history from comparable machines only)
+    "machine_keys": ["cpu_model", "cpu_count", "memory_gib", "gpu_model", "gpu_count", "accelerator_driver"],
 }
 
 # the generic reports compare points within the same indicator
@@ -93,15 +99,21 @@ def parse_once(ctx, settings):
         results.update(framework=None, parameters={}, result={}, overall_score=None, measurement={})
 
     point = ctx.read_json("point.json") or {}
-    results.update(duration_s=point.get("duration_s"), started=point.get("started"), ended=point.get("ended"))
+    results.update(duration_s=point.get("duration_s"), started=point.get("started"), ended=point.get("ended"),
+                   load_average=[point.get("load_average_start"), point.get("load_average_end")])
 
     environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
     cpu = environment.get("cpu") or {}
     collection = environment.get("collection") or {}
+    gpus = environment.get("gpus") or []
     results["host"] = {
         "cpu_model": cpu.get("model"),
         "cpu_count": cpu.get("count"),
         "memory_total_bytes": (environment.get("memory") or {}).get("total_bytes"),
+        "gpu_model": gpus[0].get("name") if gpus else None,
+        "gpu_count": len(gpus),
+        "accelerator_driver": gpus[0].get("driver_version") if gpus else None,
+        "load_average": environment.get("load_average"),
         "os": (environment.get("os") or {}).get("pretty_name"),
         "hostname": (environment.get("os") or {}).get("hostname"),
         "python": (environment.get("python") or {}).get("version"),
@@ -111,13 +123,38 @@ def parse_once(ctx, settings):
     } if environment else {}
     presets = ctx.read_text(artifact="RUN_PRESETS")
     results["presets"] = [line for line in (presets or "").splitlines() if line.strip()]
+    run_info = ctx.read_json(artifact="RUN_INFO") or {}
+    results["run_id"] = run_info.get("run_id")
     return results
 
 
 def parse_always(entry):
-    """What depends on where the tree is now: its path relative to the results root."""
+    """What depends on where the tree is now: its path relative to the results root (and,
+    for a tree of an older release without run.json, a run id made of it)."""
     entry.results["test_path"] = entry.relative
-    entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+    if not entry.results.get("run_id"):
+        entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+
+
+# --------------------------------------------------------------------------
+# noise (regression.noise compares these with its thresholds)
+
+
+def spread(entry):
+    """The relative spread of the repetitions: the CV of their times."""
+    return (entry.results.get("result") or {}).get("time_cv")
+
+
+def load_per_cpu(entry):
+    """The host's highest 1-minute load average per CPU seen around the point (its start and
+    end, and the environment capture), or None."""
+    host = entry.results.get("host") or {}
+    cpus = host.get("cpu_count") or (entry.results.get("measurement") or {}).get("cpu_count")
+    samples = [load[0] for load in (entry.results.get("load_average") or []) + [host.get("load_average")]
+               if isinstance(load, list) and load]
+    if not cpus or not samples:
+        return None
+    return max(samples) / cpus
 
 
 # --------------------------------------------------------------------------
@@ -150,6 +187,10 @@ def labels_model():
         threads: Optional[int]
         cpu_model: str
         cpu_count: int
+        memory_gib: Optional[int]
+        gpu_model: Optional[str]
+        gpu_count: int
+        accelerator_driver: Optional[str]
         device_name: str
         library_version: str
         blas: Optional[str]
@@ -186,6 +227,11 @@ def kpi_labels(entry):
         threads=setting("threads"),
         cpu_model=host.get("cpu_model") or measurement.get("cpu_model"),
         cpu_count=host.get("cpu_count") or measurement.get("cpu_count"),
+        # whole GiB: the total a kernel reports moves by a few MB between boots
+        memory_gib=round(host["memory_total_bytes"] / 2 ** 30) if host.get("memory_total_bytes") else None,
+        gpu_model=host.get("gpu_model"),
+        gpu_count=host.get("gpu_count") or 0,
+        accelerator_driver=host.get("accelerator_driver"),
         device_name=measurement.get("device_name"),
         library_version=measurement.get("numpy") or measurement.get("torch"),
         blas=measurement.get("blas"),
@@ -207,6 +253,7 @@ def payload_results(entry):
         "rate_best": result.get("rate_best"),
         "elapsed": result.get("elapsed"),
         "time_median": result.get("time_median"),
+        "time_stdev": result.get("time_stdev"),
         "time_cv": result.get("time_cv"),
         "flop": result.get("flop"),
         "overall_score": entry.results.get("overall_score"),
@@ -225,6 +272,7 @@ def timestamp(entry):
 @HigherBetter
 @KPIMetadata(help="Median throughput of the operation, from its FLOP count and the median repetition time", unit="GFLOP/s")
 @Format("{:.1f}")
+@ErrorBar(lambda payload: payload["results"]["rate"] * payload["results"]["time_cv"])
 def rate(payload):
     return payload["results"]["rate"]
 
@@ -238,8 +286,10 @@ def rate_best(payload):
 
 
 @LowerBetter
-@KPIMetadata(help="Median time of one repetition of the operation", unit="s")
+@ViewOf("rate")
+@KPIMetadata(help="Median time of one repetition of the operation (the measurement behind rate)", unit="s")
 @FormatDivisor(1e-3, unit="ms", format="{:.3f}")
+@ErrorBar(lambda payload: payload["results"]["time_stdev"])
 def time_median(payload):
     return payload["results"]["time_median"]
 

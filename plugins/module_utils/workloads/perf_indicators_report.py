@@ -12,15 +12,22 @@ from __future__ import annotations
 from ansible_collections.perfscale.topsail.plugins.module_utils import reports
 
 
-def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=("dtype", "backend"), title_prefix=""):
-    """Throughput against problem size, one line per dtype and backend."""
+# the settings a series of the rate-vs-size plot may differ by (never joined by one line)
+SERIES_SETTINGS = ("dtype", "backend", "device", "threads", "batch", "length", "height", "width", "channels",
+                   "filters", "kernel", "stride", "padding", "reps")
+
+
+def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=SERIES_SETTINGS, title_prefix=""):
+    """Throughput against problem size, one line per combination of the settings that vary
+    (dtype, backend, threads...), with the repetitions' spread as error bars."""
     import plotly.express as px
 
     data = df[df[y].notna() & df[x].notna()].copy()
-    present = [c for c in series if c in data.columns]
+    present = [c for c in series if c != x and reports.varying(data, c)]
     data["series"] = reports.combination_label(data, present)
     data = data.sort_values(by=[x])
     fig = px.line(data, x=x, y=y, color="series", markers=True, log_x=data[x].nunique() > 2,
+                  error_y=reports.error_bars(data, y),
                   hover_data=[c for c in ("test_path",) if c in data.columns],
                   labels={y: "%s (%s)" % (y, unit), x: x, "series": ", ".join(present) or "series"},
                   title="%s%s vs %s" % (title_prefix, y, x))
@@ -64,5 +71,6 @@ def indicator_report(ctx):
             parts.append("<p class='meta'>One point only: see the table.</p>")
         columns = [c for c in ("test_path", "dtype", "backend", "device", "threads", x, "rate", "time_median", "time_cv")
                    if c and c in data.columns]
-        parts.append(data[columns].to_html(index=False, na_rep="", float_format=lambda v: "%.4g" % v, escape=True))
+        table = data[columns].rename(columns=reports.with_units(columns, units))
+        parts.append(table.to_html(index=False, na_rep="", float_format=lambda v: "%.4g" % v, escape=True))
     return "Performance indicators", "".join(parts)

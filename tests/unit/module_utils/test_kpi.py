@@ -103,7 +103,7 @@ def test_flat_records_carry_the_labels():
     values, _ignored = k.compute_kpis(definitions, {"results": {"rate": 1.0, "memory": 2}})
     records = k.flat_records({"model": "m"}, values, {"test_uuid": "u"})
     assert records[0] == {"model": "m", "test_uuid": "u", "kpi_name": "rate", "value": 1.0, "unit": "GFLOP/s",
-                          "higher_is_better": True, "ignored_for_regression": False}
+                          "higher_is_better": True, "ignored_for_regression": False, "view_of": None, "error": None}
     assert records[1]["kpi_name"] == "memory" and records[1]["model"] == "m"
 
 

@@ -5,7 +5,14 @@ from scipy import stats
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths as rg
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
-from ansible_collections.perfscale.topsail.plugins.module_utils.regression.verdicts import judge
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression.verdicts import judge as judge_documents
+
+
+def judge(values, current, *args):
+    """judge() on plain values: history documents one hour apart."""
+    history = [{"value": v, "@timestamp": "2026-11-01T%02d:%02d:00+00:00" % (i // 60, i % 60), "run_id": "r%d" % i}
+               for i, v in enumerate(values)]
+    return judge_documents(history, current, *args)
 
 METHODS = ("edivisive", "zscore", "relative")
 
@@ -119,16 +126,49 @@ def test_direction_decides_regression_or_improvement(higher_is_better, drop, ver
     assert evidence["history_points"] == 30 and evidence["method"] == method
 
 
-def test_a_change_already_in_the_history_is_not_the_current_runs():
+def test_a_regression_already_in_the_history_persists_and_names_the_run_that_introduced_it():
     history = list(noisy(20, seed=6)) + list(noisy(10, level=80, seed=7))
     verdict, evidence = judge(history, 80.5, True, "edivisive", methods.resolve_options("edivisive", {}), 0.1)
-    assert verdict == "no_change"
+    assert verdict == "persisting_regression"
     assert [c["index"] for c in evidence["change_points"]] == [20]
+    assert evidence["since"]["run_id"] == "r20"
+    assert evidence["pre_change_mean"] == pytest.approx(100, rel=0.02)
+    assert evidence["relative_change_since"] == pytest.approx(-0.195, abs=0.02)
+
+
+def test_an_improvement_already_in_the_history_is_the_new_baseline():
+    history = list(noisy(20, level=80, seed=6)) + list(noisy(10, level=100, seed=7))
+    verdict, evidence = judge(history, 100.5, True, "edivisive", methods.resolve_options("edivisive", {}), 0.1)
+    assert verdict == "no_change"
+    assert evidence["baseline_points"] == 10 and 0 < evidence["pvalue"] <= 1
+    assert abs(evidence["effect_size"]) < 2
+
+
+def test_a_regression_that_recovered_no_longer_persists():
+    history = list(noisy(20, seed=6)) + list(noisy(10, level=80, seed=7))
+    verdict, _evidence = judge(history, 99.0, True, "edivisive", methods.resolve_options("edivisive", {}), 0.1)
+    assert verdict != "persisting_regression"
+
+
+def test_one_slow_run_in_the_history_then_an_equally_slow_one_is_a_persisting_regression():
+    """The case a user saw: after one slow run entered the history, the next equally slow run
+    read no_change (the change point sat on the previous run)."""
+    history = list(noisy(12, seed=8)) + [25.0]
+    verdict, evidence = judge(history, 24.0, True, "edivisive", methods.resolve_options("edivisive", {}), 0.1)
+    assert verdict == "persisting_regression"
+    assert evidence["since"]["run_id"] == "r12"
+
+
+def test_no_change_comes_with_a_pvalue_and_an_effect_size():
+    verdict, evidence = judge(list(noisy(30, seed=9)), 100.3, True, "edivisive",
+                              methods.resolve_options("edivisive", {}), 0.1)
+    assert verdict == "no_change"
+    assert 0.05 < evidence["pvalue"] <= 1 and abs(evidence["effect_size"]) < 1
 
 
 def test_short_history_compares_with_the_mean_and_no_history_is_said():
     options = methods.resolve_options("edivisive", {})
-    assert judge([], 10.0, True, "edivisive", options, 0.1)[0] == "no_history"
+    assert judge([], 10.0, True, "edivisive", options, 0.1)[0] == "not_enough_history"
     verdict, evidence = judge([100.0, 102.0], 85.0, True, "edivisive", options, 0.1)
     assert verdict == "regression" and evidence["method"] == "short_history"
     assert evidence["relative_change"] == pytest.approx(85 / 101 - 1)

@@ -6,8 +6,10 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.stores import ba
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore
 
 SECTION = {"enabled": True, "method": "edivisive", "fail_test_on_regression": True, "short_history_threshold": 0.1,
+           "fail_on_persisting": False, "require_history": False, "compare_across_machines": False,
+           "machine_keys": None, "noise": {"max_spread": 0.1, "max_load_per_cpu": 0.75, "keep_in_baseline": False},
            "options": {}, "comparison_keys": None, "ignored_keys": None, "sorting_keys": None, "ignored_entries": None}
-WORKLOAD = {"comparison_keys": ["version"], "ignored_keys": ["test_path"], "sorting_keys": ["size"],
+WORKLOAD = {"comparison_keys": ["version"], "ignored_keys": ["test_path", "run_id"], "sorting_keys": ["size"],
             "ignored_entries": {}}
 
 
@@ -62,12 +64,13 @@ def test_regressions_and_improvements_against_history_across_versions(store):
     assert [d["test"] for d in details] == ["run/new-256", "run/new-512"]  # sorting_keys: size
     assert len(records) == 4 and {r["verdict"] for r in records} == {"regression", "improvement"}
     assert all(r["kind"] == "regression" and r["doc_id"] for r in records)
-    assert "2 regression(s), 2 improvement(s)" in summary["message"]
+    assert "2 regression(s), 0 persisting regression(s), 2 improvement(s)" in summary["message"]
+    assert summary["fail_test"] and summary["fail_reasons"] == ["2 new regression(s)"]
 
 
 def test_a_label_that_is_not_compared_or_ignored_separates_histories(store):
     summary, _records, _details = ra.analyse([payload("new", 128, 70.0, 1 / 70.0)], store, settings(), "w")
-    assert [n["kpi"] for n in summary["no_history"]] == ["rate", "time_median"]
+    assert [n["kpi"] for n in summary["not_enough_history"]] == ["rate", "time_median"]
     assert summary["regressions"] == []
 
 
@@ -105,3 +108,78 @@ def test_entries_are_reported_in_sorting_key_order_numbers_by_value(tmp_path):
     _summary, _records, details = ra.analyse(payloads, empty, settings(), "w")
     assert [d["labels"]["size"] for d in details] == [-2, -1, 3, 10, None]
     empty.close()
+
+
+
+def test_a_view_takes_its_primary_kpis_verdict_and_is_not_counted_twice(store):
+    new = payload("new-256", 256, 70.0, 1 / 70.0)
+    new["kpis"]["time_median"]["view_of"] = "rate"
+    summary, records, details = ra.analyse([new], store, settings(), "w")
+    assert [(r["kpi"], r["verdict"]) for r in summary["regressions"]] == [("rate", "regression")]
+    assert summary["kpis_analysed"] == 1
+    shown = {k["name"]: k for k in details[0]["kpis"]}
+    assert shown["time_median"]["verdict"] == "regression" and shown["time_median"]["view_of"] == "rate"
+    assert {r["kpi_name"]: r["verdict"] for r in records} == {"rate": "regression", "time_median": "regression"}
+
+
+def history_documents(size, values, run="h", noisy=()):
+    return [stores_base.kpi_document({
+        "indicator": "matmul", "size": size, "version": "9.0", "test_path": "old/%d" % day, "kpi_name": "rate",
+        "value": value, "unit": "x", "higher_is_better": True, "ignored_for_regression": False,
+        "test_uuid": "%s%d" % (run, day), "workload": "w", "run_id": "%s-run-%d" % (run, day),
+        "noisy": day in noisy, "@timestamp": "2026-10-%02dT10:00:00+00:00" % (day + 1)}) for day, value in enumerate(values)]
+
+
+def test_noisy_and_forgotten_runs_stay_out_of_the_baseline(tmp_path):
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    # 12 steady runs at 100, then two at 60: one noisy, one forgotten by hand
+    store.write(history_documents(64, [100.0] * 12 + [60.0, 60.0], noisy=(12,)))
+    store.write([stores_base.mark_document("h-run-13", True, "bad node")])
+    summary, _records, details = ra.analyse([payload("new", 64, 100.5, 1 / 100.5)], store, settings(), "w")
+    rate = next(k for k in details[0]["kpis"] if k["name"] == "rate")
+    assert rate["verdict"] == "no_change" and rate["evidence"]["history_points"] == 12
+    assert summary["excluded_from_baselines"] == {"noisy": 1, "forgotten": 1}
+    # marks are reversible: the run comes back
+    store.write([stores_base.mark_document("h-run-13", False, "it was fine")])
+    summary, _records, details = ra.analyse([payload("new", 64, 100.5, 1 / 100.5)], store, settings(), "w")
+    assert summary["excluded_from_baselines"] == {"noisy": 1, "forgotten": 0}
+    store.close()
+
+
+def test_a_noisy_run_is_flagged_and_its_regression_does_not_fail_the_gate(store):
+    new = payload("new-256", 256, 70.0, 1 / 70.0)
+    new["metadata"]["noise"] = ["repetitions spread 0.300 > 0.100"]
+    summary, records, _details = ra.analyse([new], store, settings(), "w")
+    assert summary["noisy_entries"] == [{"test": "run/new-256", "reasons": ["repetitions spread 0.300 > 0.100"]}]
+    assert summary["regressions"] and all(r["noisy"] for r in summary["regressions"])
+    assert summary["fail_test"] is False and all(r["noisy"] for r in records)
+
+
+def test_machine_labels_separate_histories_unless_told_to_compare_across_machines(tmp_path):
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    store.write([dict(d, cpu_model="other cpu") for d in history_documents(64, [100.0] * 12)])
+    new = payload("new", 64, 70.0, 1 / 70.0)
+    new["labels"]["cpu_model"] = "this cpu"
+    workload = dict(WORKLOAD, machine_keys=["cpu_model"])
+    summary, _r, _d = ra.analyse([new], store, ra.effective_settings(dict(SECTION), workload), "w")
+    assert summary["regressions"] == [] and summary["kpis_with_history"] == 0
+    summary, _r, _d = ra.analyse([new], store, ra.effective_settings(dict(SECTION, compare_across_machines=True),
+                                                                    workload), "w")
+    assert [r["kpi"] for r in summary["regressions"]] == ["rate"]
+    store.close()
+
+
+def test_the_gate_can_require_history_and_fail_on_persisting_regressions(tmp_path):
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    summary, _r, _d = ra.analyse([payload("new", 64, 100.0, 0.01)], store, settings(require_history=True), "w")
+    assert summary["fail_test"] and summary["fail_reasons"] == ["no KPI has any history (regression.require_history)"]
+    store.write(history_documents(64, [100.0] * 12 + [60.0]))
+    lenient, _r, _d = ra.analyse([payload("new", 64, 61.0, 1 / 61.0)], store, settings(), "w")
+    assert [r["kpi"] for r in lenient["persisting_regressions"]] == ["rate"] and not lenient["fail_test"]
+    assert lenient["persisting_regressions"][0]["since"]["run_id"] == "h-run-12"
+    strict, _r, _d = ra.analyse([payload("new", 64, 61.0, 1 / 61.0)], store, settings(fail_on_persisting=True), "w")
+    assert strict["fail_test"] and strict["fail_reasons"] == ["1 persisting regression(s)"]
+    store.close()

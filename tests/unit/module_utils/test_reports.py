@@ -34,10 +34,43 @@ def test_categorical_factor_gets_a_category_axis():
     assert sorted(t.name for t in fig.data) == ["size=256", "size=512"]
 
 
-def test_rate_vs_size_by_dtype_and_backend():
+def test_rate_vs_size_one_line_per_combination_of_what_varies():
     fig = perf_report.plot_rate_vs_size(DF, "size")
-    assert sorted(t.name for t in fig.data) == ["dtype=float32, backend=numpy", "dtype=float64, backend=numpy"]
+    assert sorted(t.name for t in fig.data) == ["dtype=float32", "dtype=float64"]
     assert fig.layout.yaxis.title.text == "rate (GFLOP/s)"
+
+
+def test_no_line_joins_points_of_different_threads_even_when_one_is_unset():
+    df = pd.concat([DF, pd.DataFrame([{"test_path": "m/4", "indicator": "matmul", "size": 256, "dtype": "float32",
+                                       "backend": "numpy", "threads": 2, "rate": 90.0},
+                                      {"test_path": "m/5", "indicator": "matmul", "size": 512, "dtype": "float32",
+                                       "backend": "numpy", "threads": 2, "rate": 95.0}])])
+    fig = perf_report.plot_rate_vs_size(df, "size")
+    assert sorted(t.name for t in fig.data) == ["dtype=float32", "dtype=float32, threads=2", "dtype=float64"]
+    fig = r.plot_kpi_by_factor(df, "rate", "size", "GFLOP/s", ["size", "dtype", "threads"])
+    assert len(fig.data) == 3
+
+
+def test_categorical_factors_are_markers_and_spread_gives_error_bars():
+    df = DF.assign(rate__error=[5.0, 6.0, 2.5, 3.0])
+    fig = r.plot_kpi_by_factor(df, "rate", "dtype", "GFLOP/s", ["size", "dtype"])
+    assert all(trace.mode == "markers" for trace in fig.data)
+    assert all(list(trace.error_y.array) for trace in fig.data)
+    fig = r.plot_kpi_by_factor(df, "rate", "size", "GFLOP/s", ["size", "dtype"])
+    assert all("lines" in trace.mode for trace in fig.data)
+    assert sorted(v for trace in fig.data for v in trace.error_y.array) == [2.5, 3.0, 5.0, 6.0]
+
+
+def test_history_is_on_a_time_axis_with_run_and_commit_on_hover_and_the_baseline_band():
+    history = [{"timestamp": "2026-11-%02dT10:00:00+00:00" % day, "value": 100.0 + day % 2, "run_id": "run-%d" % day,
+                "git_commit": "abcdef%d" % day} for day in range(1, 11)]
+    df = r.history_dataframe(history, 80.0, "2026-11-12T10:00:00+00:00")
+    band = r.baseline_band({"baseline_mean": 100.5, "baseline_stdev": 0.5, "baseline_points": 10}, df)
+    fig = r.plot_history(df, "rate", "GFLOP/s", "rate history", band)
+    assert fig.layout.xaxis.type == "date"
+    assert "run_id" in fig.data[0].hovertemplate and "git_commit" in fig.data[0].hovertemplate
+    assert any(shape.fillcolor for shape in fig.layout.shapes)
+    assert [t.name for t in fig.data][1:] == ["current", "baseline mean"]
 
 
 def test_kpi_per_test_has_one_bar_per_test():
