@@ -34,9 +34,10 @@ class ActionModule(PerfscaleAction):
             state = benchmark.status(plan, dest if dest and os.path.isdir(dest) else None)
             state["nothing_to_do"] = state["pending"] == 0 and state["postprocessed"]
             result.update(changed=False, **state)
-            result["msg"] = ("nothing left to do: every point finished and was post-processed (%s)" % state["index"]
-                             if state["nothing_to_do"] else "%d of %d point(s) to run" % (state["pending"],
-                                                                                       state["total"]))
+            if state["nothing_to_do"]:
+                result["msg"] = "nothing left to do: every point finished and was post-processed (%s)" % state["index"]
+            else:
+                result["msg"] = "%d of %d point(s) to run" % (state["pending"], state["total"])
             return result
 
         rehearsal = plan.section["rehearsal"] if args.get("rehearsal") is None else args["rehearsal"]

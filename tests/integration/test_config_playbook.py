@@ -50,7 +50,7 @@ def test_overrides_inline_and_from_file(tmp_path):
     overrides_file.write_text("tests.capture_environment.nvidia_smi_timeout: 5\n")
     run = record_config("-e", "preset=cpu_smoke",
                         "-e", '{"overrides": {"tests.capture_environment.packages": ["numpy"]}}',
-                       "-e", "overrides_file=%s" % overrides_file, "-e", "artifact_dir=%s" % (tmp_path / "run"))
+                        "-e", "overrides_file=%s" % overrides_file, "-e", "artifact_dir=%s" % (tmp_path / "run"))
     assert run.returncode == 0, run.output
     written = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
     assert written["tests"]["capture_environment"]["packages"] == ["numpy"]
@@ -131,7 +131,7 @@ def test_presets_and_overrides_from_the_inventory_then_the_command_line(tmp_path
         {"perfscale_overrides": {"tests.benchmark.timeout_s": 88, "tests.benchmark.stop_on_error": True}})
     root = tmp_path / "run"
     run = record_config("-i", inventory, "-e", "preset=cpu_smoke",
-                       "-e", '{"overrides": {"tests.benchmark.stop_on_error": false}}', "-e", "artifact_dir=%s" % root)
+                        "-e", '{"overrides": {"tests.benchmark.stop_on_error": false}}', "-e", "artifact_dir=%s" % root)
     assert run.returncode == 0, run.output
     written = yaml.safe_load((root / "config.yaml").read_text())
     # group_vars' presets, then host_vars' overrides (they replace group_vars' as Ansible variables do)

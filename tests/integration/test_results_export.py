@@ -188,6 +188,7 @@ def test_a_spool_can_be_sent_to_the_configured_store_instead(clone, tmp_path):
     assert replay.returncode == 0, replay.output
     assert "delivered to sqlite %s" % elsewhere in replay.flat
 
+
 def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
     root = tmp_path / "old-run"
     trees.make_tree(str(root), points=4, failed=(3,))

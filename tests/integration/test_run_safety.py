@@ -79,7 +79,7 @@ def test_a_second_run_into_the_same_directory_fails_at_once_and_names_the_holder
         assert second.returncode != 0
         assert time.monotonic() - begun < 30
         assert "run directory %s is in use by another run (pid %d on " % (root, first.pid) in second.flat
-        output, _ = first.communicate(timeout=120)
+        output, _stderr = first.communicate(timeout=120)
         assert first.returncode == 0, output
     finally:
         if first.poll() is None:

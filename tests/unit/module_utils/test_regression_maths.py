@@ -14,6 +14,7 @@ def judge(values, current, *args):
                for i, v in enumerate(values)]
     return judge_documents(history, current, *args)
 
+
 METHODS = ("edivisive", "zscore", "relative")
 
 

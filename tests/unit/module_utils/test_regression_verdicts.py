@@ -110,7 +110,6 @@ def test_entries_are_reported_in_sorting_key_order_numbers_by_value(tmp_path):
     empty.close()
 
 
-
 def test_a_view_takes_its_primary_kpis_verdict_and_is_not_counted_twice(store):
     new = payload("new-256", 256, 70.0, 1 / 70.0)
     new["kpis"]["time_median"]["view_of"] = "rate"
@@ -165,8 +164,8 @@ def test_machine_labels_separate_histories_unless_told_to_compare_across_machine
     workload = dict(WORKLOAD, machine_keys=["cpu_model"])
     summary, _r, _d = ra.analyse([new], store, ra.effective_settings(dict(SECTION), workload), "w")
     assert summary["regressions"] == [] and summary["kpis_with_history"] == 0
-    summary, _r, _d = ra.analyse([new], store, ra.effective_settings(dict(SECTION, compare_across_machines=True),
-                                                                    workload), "w")
+    across = ra.effective_settings(dict(SECTION, compare_across_machines=True), workload)
+    summary, _r, _d = ra.analyse([new], store, across, "w")
     assert [r["kpi"] for r in summary["regressions"]] == ["rate"]
     store.close()
 

@@ -59,7 +59,7 @@ def test_the_lock_goes_when_the_controller_dies_even_by_kill_9(tmp_path):
 
 def test_a_stale_lock_is_taken_over_and_said_so(tmp_path):
     (tmp_path / run_lock.LOCK_FILE).write_text(json.dumps({"pid": 999999, "pid_start": 1, "host": "gone",
-                                                            "started": "2026-11-01T00:00:00+00:00"}))
+                                                           "started": "2026-11-01T00:00:00+00:00"}))
     mine = controller()
     try:
         lock = run_lock.acquire(str(tmp_path), mine.pid)

@@ -49,8 +49,8 @@ def test_a_store_that_stopped_answering_is_not_tried_again_in_the_same_export(mo
 
     monkeypatch.setattr(ex, "deliver", dead)
     exporter = ex.Exporter(environ={})
-    export = {"backend": "opensearch", "timeout_s": 1, "opensearch": {"hosts": ["http://x:9200"],
-                                                                       "index_prefix": "p-"}}
+    export = {"backend": "opensearch", "timeout_s": 1,
+              "opensearch": {"hosts": ["http://x:9200"], "index_prefix": "p-"}}
     first = exporter.deliver(documents(3), export)
     second = exporter.deliver(documents(2), export)
     assert calls == [3]
