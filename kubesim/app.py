@@ -21,6 +21,7 @@ from kubesim import certs
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.controllers import Manager, default_registry
+from kubesim.defaults import apply_defaults
 from kubesim.faults import Faults
 from kubesim.localexec import LocalProcessRunner
 from kubesim.openapi import OpenAPI
@@ -40,19 +41,25 @@ class Settings:
     """Options of a simulated cluster (the command line flags)."""
 
     def __init__(self, profile="vanilla", port=0, state_dir=None, time_scale=1.0, user_namespaces=("team-a",),
-                 run_local_pods=False, max_local_pods=4, pod_start_delay=0.5, controllers=None,
-                 disabled_controllers=(), registry=None):
+                 run_local_pods=False, run_local_scope="jobs", max_local_pods=None, pod_start_delay=0.5,
+                 controllers=None, disabled_controllers=(), registry=None, addons=(), catalog_dirs=(),
+                 inference_url=None):
         self.profile = profile
         self.port = port
         self.state_dir = state_dir
         self.time_scale = time_scale
         self.user_namespaces = tuple(user_namespaces)
+        # in process (tests) pods are simulated unless asked; `python -m kubesim` runs Jobs' commands locally
         self.run_local_pods = run_local_pods
-        self.max_local_pods = max_local_pods
+        self.run_local_scope = run_local_scope          # "jobs": pods of batch/v1 Jobs; "all": every pod
+        self.max_local_pods = max_local_pods or max(4, 2 * (os.cpu_count() or 2))
         self.pod_start_delay = pod_start_delay
         self.controllers = controllers
         self.disabled_controllers = tuple(disabled_controllers)
         self.registry = registry
+        self.addons = tuple(addons)                    # extra API bundles (kubesim.addons), on top of the profile's
+        self.catalog_dirs = tuple(catalog_dirs)        # more OLM catalog fixtures (kubesim/catalogs format)
+        self.inference_url = inference_url             # default status.url of InferenceServices (tests' local server)
 
 
 def _namespace_label_hook(cluster, resource, old, new):
@@ -72,6 +79,7 @@ class KubeSim:
         self.cluster = Cluster(self.clock)
         self.cluster.settings = s
         self.cluster.hooks.append(_namespace_label_hook)
+        self.cluster.defaulters.append(apply_defaults)
         self.faults = Faults()
         self.cluster.faults = self.faults
         self.logs = PodLogs(self.clock)

@@ -110,6 +110,12 @@ class Cluster:
         self.fieldsets = ssa.FieldSets(self.nav)
         self.write_lock = self.store.lock
         self.hooks = []  # callables(cluster, resource, old, new) run before a write is stored (admission)
+        # (group, plural, subresource) -> handler(cluster, resource, namespace, name, body) -> (code, object):
+        # subresources with their own REST logic (BuildConfig ``instantiate``)
+        self.subresource_handlers = {}
+        # callables(cluster, resource, old, new): API defaulting, run after server-side apply tracked the
+        # managers' fields (defaulted fields belong to no manager)
+        self.defaulters = []
         self._random = random.Random()
         self._event_lock = threading.Lock()
 
@@ -287,6 +293,10 @@ class Cluster:
         for hook in self.hooks:
             hook(self, resource, old, new)
 
+    def _run_defaulters(self, resource, old, new):
+        for defaulter in self.defaulters:
+            defaulter(self, resource, old, new)
+
     def _manager(self, options, default_suffix=""):
         if options.field_manager:
             return options.field_manager
@@ -319,7 +329,7 @@ class Cluster:
                 meta.pop(key_, None)
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = self.clock.timestamp()
-            if "spec" in obj or resource.crd:
+            if "spec" in obj or resource.custom:
                 meta["generation"] = 1
             else:
                 meta.pop("generation", None)
@@ -327,6 +337,7 @@ class Cluster:
             if meta.get("managedFields") is None:
                 ssa.track_update(self.fieldsets, resource, self.nav.root(resource), None, obj,
                                  self._manager(options), self.clock.timestamp())
+            self._run_defaulters(resource, None, obj)
             if options.dry_run:
                 meta["resourceVersion"] = str(self.store.resource_version)
                 return obj
@@ -383,12 +394,16 @@ class Cluster:
             raise ApiError.invalid(resource.kind, resource.group, meta["name"], [(
                 "FieldValueForbidden", "metadata.finalizers", "Forbidden: no new finalizers can be added if the object is "
                                                                "being deleted")])
-        if "generation" in old_meta or resource.crd or "spec" in obj:
+        if "generation" in old_meta or resource.custom or "spec" in obj:
             meta["generation"] = self._generation(resource, old, obj)
         if not tracked:
             ssa.track_update(self.fieldsets, resource, self.nav.root(resource), old, obj,
                              self._manager(options, ""), self.clock.timestamp(), subresource=subresource)
         self._run_hooks(resource, old, obj)
+        if self.defaulters:
+            self._run_defaulters(resource, old, obj)
+            if "generation" in old_meta or resource.custom or "spec" in obj:
+                meta["generation"] = self._generation(resource, old, obj)
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if _strip_volatile(obj) == _strip_volatile(old) and \
                 (meta.get("managedFields") == old_meta.get("managedFields") or not meta.get("managedFields")):
@@ -409,7 +424,7 @@ class Cluster:
     def patch(self, resource, namespace, name, patch_body, patch_type, options=None, subresource=""):
         """Apply a patch of ``patch_type`` (json, merge, strategic, apply); returns (obj, created)."""
         options = options or Options.internal()
-        if patch_type == "strategic" and resource.crd:
+        if patch_type == "strategic" and resource.custom:
             # CRs have no Go struct with patch tags (API conventions: strategic merge patch is for built-in types)
             raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media "
                                                        "types include: application/json-patch+json, "

@@ -70,7 +70,12 @@ def kubesim_cluster(subprocess=False, **settings):
             flag = "--" + key.replace("_", "-")
             if value is True:
                 args.append(flag)
-            elif value not in (None, False):
+            elif value is False:
+                args.append("--no-" + flag[2:])  # boolean flags (--run-local-pods / --no-run-local-pods)
+            elif isinstance(value, (list, tuple)):
+                for item in value:  # repeatable flags (addons -> --addon X --addon Y)
+                    args += [flag.rstrip("s") if flag.endswith("s") else flag, str(item)]
+            elif value is not None:
                 args += [flag, str(value)]
         with tempfile.TemporaryDirectory(prefix="kubesim-test-") as tmp:
             sim = _ChildSim(args, settings.get("state_dir") or tmp)

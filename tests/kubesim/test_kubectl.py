@@ -64,6 +64,8 @@ def test_version_and_api_resources(kubectl):
 
 def test_client_side_apply_is_idempotent_and_reconfigures(kubectl):
     assert kubectl("apply", "-f", "-", input=DEPLOYMENT).stdout.strip() == "deployment.apps/web created"
+    # the Deployment controller writes status until the rollout is done; then nothing changes it
+    assert "successfully rolled out" in kubectl("rollout", "status", "deployment/web", "--timeout=30s").stdout
     first = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)
     assert kubectl("apply", "-f", "-", input=DEPLOYMENT).stdout.strip() == "deployment.apps/web unchanged"
     again = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)
