@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 
-from kubesim import certs
+from kubesim import addons, certs
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.controllers import Manager, default_registry
@@ -99,6 +99,7 @@ class KubeSim:
             self.users[token] = User("kubesim-%s-user" % ns, token, namespaces=[ns])
         self.kubeconfig = os.path.join(self.directory, "kubeconfig")
         self.port = None
+        self.addons = []
 
     # -- state -----------------------------------------------------------------------------
     def _load_tokens(self):
@@ -118,8 +119,14 @@ class KubeSim:
     def snapshot(self):
         """Write the state to ``<state dir>/snapshot.json``; returns its path."""
         path = os.path.join(self.directory, SNAPSHOT)
-        self.cluster.store.snapshot(path, extra={"port": self.port, "profile": self.settings.profile})
+        self.cluster.store.snapshot(path, extra={"port": self.port, "profile": self.settings.profile,
+                                                 "addons": list(self.addons)})
         return path
+
+    def install_addon(self, name):
+        """Install an addon (``olm``, ``kserve``, ``kubeflow``, ``gpu-ready``...) into the running cluster."""
+        addons.install(self, [name], done=self.addons)
+        return self
 
     def _restore(self):
         path = os.path.join(self.directory, SNAPSHOT)
@@ -147,10 +154,9 @@ class KubeSim:
             self.server = Server(0, Api(self), cert, key)  # the previous port is taken
         self.port = self.server.server_address[1]
         self.manager = Manager(self.cluster, s.registry or default_registry(), s.controllers, s.disabled_controllers)
-        if not extra:
-            bootstrap(self.cluster, s.profile, s.user_namespaces)
-        else:
-            bootstrap(self.cluster, s.profile, s.user_namespaces)  # idempotent: adds user namespaces of new flags
+        # idempotent: a reloaded state keeps its objects; aggregated APIs are served again
+        profile_addons = bootstrap(self.cluster, s.profile, s.user_namespaces)
+        self.addons = addons.install(self, list(profile_addons) + list(s.addons) + list(extra.get("addons") or ()))
         self.manager.start()
         for ns in self.cluster.store.list(("", "namespaces"))[0]:
             self.manager.enqueue(self.manager.controller("namespace"), _ref(("", "namespaces"), ns)) \

@@ -137,6 +137,7 @@ class Registry:
         self._by_gvr = {}
         self._order = []
         self.generation = 0  # bumped on every change: discovery and OpenAPI caches key on it
+        self._by_key_cache = None
         for resource in resources if resources is not None else builtin_resources():
             self.add(resource)
 
@@ -176,10 +177,15 @@ class Registry:
 
     def for_storage_key(self, group, plural):
         """Any served version of ``group``/``plural`` (the first registered)."""
-        for resource in self.all():
-            if resource.group == group and resource.plural == plural:
-                return resource
-        return None
+        cache = self._by_key_cache
+        if cache is None or cache[0] != self.generation:
+            with self._lock:
+                table = {}
+                for key in self._order:
+                    resource = self._by_gvr[key]
+                    table.setdefault((resource.group, resource.plural), resource)
+                cache = self._by_key_cache = (self.generation, table)
+        return cache[1].get((group, plural))
 
     def group_versions(self):
         """``{group: [versions...]}`` in discovery order (core group is ``""``)."""

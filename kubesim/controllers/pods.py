@@ -11,6 +11,8 @@ template annotations reach every pod it creates:
 - ``start-delay-s``: simulated seconds from creation to Running (server default);
 - ``exit-code``: the exit code of a Failed container (default 1);
 - ``log``: text written to the container log when it starts (one line per line);
+- ``trainer-summary``: a JSON object; rank-0 pods log a Hugging Face Trainer run
+  ending with it (:mod:`kubesim.trainerlog`; ``trainer-steps``: loss records, default 4);
 - ``ready``: ``"false"``: the container runs but never becomes Ready (a failing
   readiness probe); ``ready-delay-s``: simulated seconds from start to Ready;
 - ``run-local``: ``"true"``: run the first container's ``command`` + ``args`` as a
@@ -31,7 +33,7 @@ import collections
 import os
 import shutil
 
-from kubesim import scheduling
+from kubesim import scheduling, trainerlog
 from kubesim.clock import parse_timestamp
 from kubesim.controllers.base import Controller, Ref
 from kubesim.controllers.util import annotation, float_annotation
@@ -264,9 +266,11 @@ class PodController(Controller):
         status["containerStatuses"] = statuses
 
     def _write_log(self, ref, pod):
-        for container in self._containers(pod):
+        lines = str(_annotation(pod, "log", "") or "").splitlines()
+        trainer = trainerlog.pod_trainer_lines(pod)
+        for index, container in enumerate(self._containers(pod)):
             self.logs.restart(ref.namespace, ref.name, container)
-            for line in str(_annotation(pod, "log", "") or "").splitlines():
+            for line in lines + (trainer if index == 0 else []):
                 self.logs.append(ref.namespace, ref.name, container, line)
 
     def _start(self, ref, pod, now):
