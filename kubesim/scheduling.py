@@ -1,16 +1,16 @@
 """Scheduling predicates: does a pod fit a node? (kube-scheduler's filter plugins, simplified).
 
-Filters, in the order kube-scheduler reports them:
+Filters, in kube-scheduler's default plugin order (a node reports the first that fails):
 
-- ``NodeUnschedulable``: ``spec.unschedulable`` nodes are skipped (unless tolerated);
-- node readiness: a node whose ``Ready`` condition is not ``True`` carries the
-  ``node.kubernetes.io/not-ready`` taint (the node lifecycle controller's taint);
+- ``NodeUnschedulable`` and node readiness: ``spec.unschedulable`` and a node whose
+  ``Ready`` condition is not ``True`` carry the ``node.kubernetes.io/unschedulable``
+  and ``node.kubernetes.io/not-ready`` taints (the node lifecycle controller's taints);
+- ``TaintToleration``: ``NoSchedule``/``NoExecute`` taints need a toleration
+  (``Equal`` or ``Exists``, empty key with ``Exists`` tolerates everything);
 - ``NodeAffinity``: ``spec.nodeSelector`` and
   ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``
   (``matchExpressions`` with ``In``, ``NotIn``, ``Exists``, ``DoesNotExist``,
   ``Gt``, ``Lt`` on labels, ``matchFields`` on ``metadata.name``; terms are ORed);
-- ``TaintToleration``: ``NoSchedule``/``NoExecute`` taints need a toleration
-  (``Equal`` or ``Exists``, empty key with ``Exists`` tolerates everything);
 - ``NodeResourcesFit``: the pod's requests (``cpu``, ``memory``, ``pods`` and
   extended resources such as ``nvidia.com/gpu``; limits stand for missing
   requests, as API defaulting does) must fit the node's allocatable minus what
@@ -202,11 +202,11 @@ class NodeUsage:
 def fit_failure(node, pod, used):
     """Why ``pod`` does not fit ``node`` (a short reason as the scheduler words it), or None when it fits."""
     spec = pod.get("spec") or {}
-    if not matches_node_affinity(node, spec):
-        return "didn't match Pod's node affinity/selector"
     taint = untolerated_taint(node, spec.get("tolerations"))
     if taint is not None:
         return "had untolerated taint {%s: %s}" % (taint.get("key"), taint.get("value") or "")
+    if not matches_node_affinity(node, spec):
+        return "didn't match Pod's node affinity/selector"
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     for name, amount in sorted(pod_requests(pod).items()):
         if amount <= 0:
@@ -237,7 +237,7 @@ def schedule(pod, nodes, usage):
         candidates.append((score, node["metadata"]["name"]))
     if candidates:
         return min(candidates)[1], None
-    detail = ", ".join("%d %s" % (count, reason) for reason, count in sorted(reasons.items(), key=lambda kv: kv[0]))
+    detail = ", ".join(sorted("%d %s" % (count, reason) for reason, count in reasons.items()))  # FitError.Error()
     message = "0/%d nodes are available: %s." % (len(nodes), detail) if nodes else "no nodes available to schedule pods"
     if nodes:
         message += " preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling." % (

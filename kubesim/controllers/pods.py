@@ -31,6 +31,7 @@ and a ``FailedScheduling`` event, and is retried when nodes change or pods finis
 import base64
 import collections
 import os
+import re
 import shutil
 
 from kubesim import scheduling, trainerlog
@@ -316,10 +317,15 @@ class PodController(Controller):
             ready_in = None
         if outcome == "Running":
             return ready_in
-        since = parse_timestamp(started_at) or parse_timestamp(
-            (container.get("lastState") or {}).get("terminated", {}).get("finishedAt")) or self.clock.time()
         duration = _float(_annotation(pod, "duration-s"), 1.0)
-        left = since + duration - self.clock.time()
+        if "waiting" in state:
+            # the kubelet's crash back-off: 10 s, doubled per restart, at most 5 minutes
+            restarts = int(container.get("restartCount") or 0)
+            since = parse_timestamp((container.get("lastState") or {}).get("terminated", {}).get("finishedAt"))
+            left = (since or self.clock.time()) + min(300.0, 10.0 * 2 ** max(0, restarts - 1)) - self.clock.time()
+        else:
+            since = parse_timestamp(started_at) or self.clock.time()
+            left = since + duration - self.clock.time()
         if left > 0:
             return min(left, ready_in) if ready_in else left
         failure = self.failure(pod)
@@ -329,9 +335,10 @@ class PodController(Controller):
             restarts = int(container.get("restartCount") or 0)
             if "waiting" in state:
                 self._write_log(ref, pod)
+                ready, ready_in = self._readiness(pod, now)
                 self._status(ref, lambda obj: self._running_status(obj, now, restarts, container.get("lastState"),
-                                                                    ready=False))
-                return duration
+                                                                    ready=ready))
+                return min(duration, ready_in) if ready_in else duration
             code = int(_float(_annotation(pod, "exit-code"), 1))
             last = {"terminated": {"exitCode": code, "reason": "Error", "startedAt": started_at, "finishedAt": now}}
             self._status(ref, lambda obj: self._running_status(
@@ -339,7 +346,7 @@ class PodController(Controller):
                                                "message": "back-off 10s restarting failed container=%s pod=%s_%s(%s)"
                                                % (self._containers(pod)[0], ref.name, ref.namespace, uid)}))
             self.cluster.record_event(pod, "BackOff", "Back-off restarting failed container", "Warning", "kubelet")
-            return duration
+            return min(300.0, 10.0 * 2 ** restarts)
         if outcome == "Failed":
             return self._terminate(ref, pod, now, "Failed", int(_float(_annotation(pod, "exit-code"), 1)), "Error", "")
         return self._terminate(ref, pod, now, "Succeeded", 0, "Completed", "")
@@ -408,11 +415,9 @@ class PodController(Controller):
                         env[item["name"]] = _decode(value) if plural == "secrets" else value
             field = (value_from.get("fieldRef") or {}).get("fieldPath")
             if field:
-                node = pod
-                for part in field.replace("['", ".").replace("']", "").split("."):
-                    node = node.get(part) if isinstance(node, dict) else None
-                if node is not None:
-                    env[item["name"]] = str(node)
+                value = _field_path(pod, field)
+                if value is not None:
+                    env[item["name"]] = str(value)
         return env
 
     def _start_local(self, ref, pod, now):
@@ -455,6 +460,20 @@ class PodController(Controller):
         self._status(ref, lambda obj: self._running_status(obj, now))
         self.cluster.record_event(pod, "Started", "Started local process %s" % os.path.basename(argv[0]), component="kubelet")
         return None
+
+
+def _field_path(pod, path):
+    """The value of a downward-API ``fieldPath`` (``metadata.name``, ``metadata.annotations['key']``...)."""
+    match = re.match(r"^(metadata\.(?:annotations|labels))\['(.+)'\]$", path)
+    if match:
+        node = pod
+        for part in match.group(1).split("."):
+            node = (node or {}).get(part)
+        return (node or {}).get(match.group(2))
+    node = pod
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def _decode(value):
