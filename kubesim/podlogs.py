@@ -27,6 +27,13 @@ class PodLogs:
             entry["previous"], entry["current"], entry["open"] = entry["current"], [], True
             self._cond.notify_all()
 
+    def terminated(self, namespace, pod, container):
+        """The container instance ended (it will restart): its log is also the ``previous`` one from now on."""
+        with self._cond:
+            entry = self._entry((namespace, pod, container))
+            entry["previous"] = list(entry["current"])
+            self._cond.notify_all()
+
     def close(self, namespace, pod, container=None):
         """The container stopped: followers end after the last line."""
         with self._cond:

@@ -345,6 +345,8 @@ class PodController(Controller):
                 obj, now, restarts + 1, last, {"reason": "CrashLoopBackOff",
                                                "message": "back-off 10s restarting failed container=%s pod=%s_%s(%s)"
                                                % (self._containers(pod)[0], ref.name, ref.namespace, uid)}))
+            for name in self._containers(pod):
+                self.logs.terminated(ref.namespace, ref.name, name)
             self.cluster.record_event(pod, "BackOff", "Back-off restarting failed container", "Warning", "kubelet")
             return min(300.0, 10.0 * 2 ** restarts)
         if outcome == "Failed":
