@@ -194,6 +194,9 @@ class InferenceServiceController(OperatorReconciler):
                 if model.get("resources"):
                     main["resources"] = copy.deepcopy(model["resources"])
         spec = {"containers": containers or [{"name": "kserve-container", "image": "kserve/predictor:kubesim"}]}
+        for container in spec["containers"]:
+            # the predictor's failure reaches modelStatus.lastFailureInfo through the termination message
+            container.setdefault("terminationMessagePolicy", "FallbackToLogsOnError")
         for key in ("nodeSelector", "tolerations", "affinity", "serviceAccountName", "volumes"):
             if predictor.get(key):
                 spec[key] = copy.deepcopy(predictor[key])

@@ -341,6 +341,9 @@ class PodController(Controller):
                 return min(duration, ready_in) if ready_in else duration
             code = int(_float(_annotation(pod, "exit-code"), 1))
             last = {"terminated": {"exitCode": code, "reason": "Error", "startedAt": started_at, "finishedAt": now}}
+            fallback = self._log_message(ref, pod, self._containers(pod)[0], code)
+            if fallback:
+                last["terminated"]["message"] = fallback
             self._status(ref, lambda obj: self._running_status(
                 obj, now, restarts + 1, last, {"reason": "CrashLoopBackOff",
                                                "message": "back-off 10s restarting failed container=%s pod=%s_%s(%s)"
@@ -378,8 +381,8 @@ class PodController(Controller):
             statuses = []
             for c in self._containers(obj):
                 terminated = {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now}
-                if message:
-                    terminated["message"] = message
+                if message or self._log_message(ref, pod, c, code):
+                    terminated["message"] = message or self._log_message(ref, pod, c, code)
                 statuses.append({"name": c, "ready": False, "restartCount": 0, "started": False,
                                  "image": self._image(obj, c), "imageID": "sha256:kubesim",
                                  "state": {"terminated": terminated}})
@@ -389,6 +392,14 @@ class PodController(Controller):
         if phase == "Failed":
             self.cluster.record_event(pod, "Failed", message or "container exited with code %d" % code, "Warning", "kubelet")
         return None
+
+    def _log_message(self, ref, pod, container, code):
+        """``terminationMessagePolicy: FallbackToLogsOnError``: a failed container's message is its log's tail."""
+        spec = next((c for c in (pod.get("spec") or {}).get("containers") or () if c.get("name") == container), {})
+        if not code or spec.get("terminationMessagePolicy") != "FallbackToLogsOnError":
+            return None
+        text = "\n".join(self.logs.lines(ref.namespace, ref.name, container, tail=80))
+        return text[-2048:] or None
 
     # -- local processes -------------------------------------------------------------------
     def _env(self, pod, container):
