@@ -74,6 +74,7 @@ class PodController(Controller):
         self._exits = {}
         self._unschedulable = collections.OrderedDict()   # Ref -> None, oldest first
         self._waiting_local = collections.OrderedDict()   # Ref -> None: waiting for a local process slot
+        self._which = {}                                   # (command, PATH) -> found
 
     # -- events ----------------------------------------------------------------------------
     def start(self):
@@ -433,13 +434,20 @@ class PodController(Controller):
                     env[item["name"]] = str(value)
         return env
 
+    def _executable(self, name):
+        path = os.environ.get("PATH", "")
+        key = (name, path)
+        if key not in self._which:
+            self._which[key] = shutil.which(name, path=path) is not None
+        return self._which[key]
+
     def _start_local(self, ref, pod, now):
         container = (pod.get("spec") or {}).get("containers", [{}])[0]
         argv = list(container.get("command") or []) + list(container.get("args") or [])
         if not argv:
             return self._terminate(ref, pod, now, "Failed", 127, "RunLocalError",
                                    "run-local needs spec.containers[0].command")
-        if os.sep not in argv[0] and shutil.which(argv[0], path=os.environ.get("PATH")) is None:
+        if os.sep not in argv[0] and not self._executable(argv[0]):
             # what the container runtime answers when the image lacks the executable
             return self._terminate(ref, pod, now, "Failed", 128, "StartError",
                                    'exec: "%s": executable file not found in $PATH' % argv[0])
