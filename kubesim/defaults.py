@@ -16,7 +16,8 @@ no manager, as on a real server):
   a template ``restartPolicy`` other than ``Never``/``OnFailure`` is ``422 Invalid``;
 - pods and pod templates: ``restartPolicy: Always``, ``dnsPolicy: ClusterFirst``,
   ``schedulerName: default-scheduler``, ``terminationGracePeriodSeconds: 30``;
-  pods: ``serviceAccountName: default``, ``priority: 0``.
+  pods: ``serviceAccountName: default``, ``priority: 0``;
+- Secret: ``type: Opaque``.
 """
 
 from kubesim.errors import ApiError
@@ -113,8 +114,13 @@ def default_job(cluster, obj, old):
     _template_defaults(obj)
 
 
+def default_secret(cluster, obj, old):
+    obj.setdefault("type", "Opaque")
+
+
 DEFAULTERS = {
     ("", "pods"): default_pod,
+    ("", "secrets"): default_secret,
     ("apps", "deployments"): default_deployment,
     ("apps", "replicasets"): default_replicaset,
     ("apps", "statefulsets"): default_statefulset,

@@ -20,7 +20,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from kubesim import tables
+from kubesim import protobuf, tables
 from kubesim.cluster import PATCH_TYPES, Options
 from kubesim.errors import ApiError
 
@@ -64,9 +64,16 @@ class Request:
         if not self.body:
             raise ApiError.bad_request("the body of the request is empty")
         ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            # kubectl's typed generators (create configmap|secret|deployment|...) send protobuf
+            try:
+                return protobuf.decode(self.body)
+            except protobuf.ProtobufError as exc:
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request could not be decoded: %s" % exc)
         if "protobuf" in ctype or "cbor" in ctype:
             raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - accepted '
-                                                       'media types include: application/json, application/yaml')
+                                                       'media types include: application/json, application/yaml, '
+                                                       'application/vnd.kubernetes.protobuf')
 
         def pairs(items):
             result = {}

@@ -214,3 +214,25 @@ def test_scale_and_deployment_subresources(kubectl):
     kubectl("scale", "deployment", "web", "--replicas=4")
     assert json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["spec"]["replicas"] == 4
     kubectl("delete", "deployment", "web")
+
+
+def test_typed_generators_send_protobuf(kubectl):
+    # kubectl create <kind> sends application/vnd.kubernetes.protobuf: kubesim decodes it
+    assert kubectl("create", "configmap", "gen-cm", "--from-literal=a=b", "--from-literal=c=d").returncode == 0
+    assert json.loads(kubectl("get", "configmap", "gen-cm", "-o", "json").stdout)["data"] == {"a": "b", "c": "d"}
+    kubectl("create", "secret", "generic", "gen-secret", "--from-literal=user=admin")
+    secret = json.loads(kubectl("get", "secret", "gen-secret", "-o", "json").stdout)
+    assert secret["data"] == {"user": "YWRtaW4="} and secret["type"] == "Opaque"
+    kubectl("create", "deployment", "gen-web", "--image=nginx:1.27", "--replicas=2", "--port=8080")
+    kubectl("rollout", "status", "deployment/gen-web", "--timeout=30s")
+    deployment = json.loads(kubectl("get", "deployment", "gen-web", "-o", "json").stdout)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["ports"][0]["containerPort"] == 8080 and deployment["status"]["readyReplicas"] == 2
+    kubectl("create", "job", "gen-job", "--image=busybox", "--", "echo", "hi")
+    kubectl("wait", "--for=condition=complete", "job/gen-job", "--timeout=30s")
+    kubectl("create", "namespace", "gen-ns")
+    kubectl("create", "role", "gen-role", "--verb=get", "--resource=pods")
+    kubectl("create", "service", "clusterip", "gen-svc", "--tcp=80:8080")
+    service = json.loads(kubectl("get", "service", "gen-svc", "-o", "json").stdout)
+    assert service["spec"]["ports"][0]["targetPort"] == 8080
+    kubectl("delete", "deployment", "gen-web")
