@@ -157,14 +157,7 @@ class KubeSim:
         # idempotent: a reloaded state keeps its objects; aggregated APIs are served again
         profile_addons = bootstrap(self.cluster, s.profile, s.user_namespaces)
         self.addons = addons.install(self, list(profile_addons) + list(s.addons) + list(extra.get("addons") or ()))
-        self.manager.start()
-        for ns in self.cluster.store.list(("", "namespaces"))[0]:
-            self.manager.enqueue(self.manager.controller("namespace"), _ref(("", "namespaces"), ns)) \
-                if self.manager.controller("namespace") else None
-        for pod in self.cluster.store.list(("", "pods"))[0]:
-            controller = self.manager.controller("pods")
-            if controller:
-                controller.enqueue(_ref(("", "pods"), pod))
+        self.manager.start()  # resyncs: reloaded objects are reconciled again
         self.write_kubeconfig()
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="kubesim-http", daemon=True)
@@ -246,7 +239,3 @@ class KubeSim:
             time.sleep(0.02)
         return False
 
-
-def _ref(key, obj):
-    from kubesim.controllers import ref_of
-    return ref_of(key, obj)

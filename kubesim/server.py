@@ -318,6 +318,16 @@ class Api:
         match = re.match(r"^/kubesim/faults/(\d+)$", path)
         if match and request.method == "DELETE":
             return Response(200, {"removed": faults.remove(int(match.group(1)))})
+        if path == "/kubesim/addons" and request.method == "GET":
+            from kubesim.addons import default_addons
+            return Response(200, {"installed": list(self.sim.addons), "available": default_addons().names()})
+        match = re.match(r"^/kubesim/addons/([a-z0-9-]+)$", path)
+        if match and request.method == "POST":
+            try:
+                self.sim.install_addon(match.group(1))
+            except ValueError as exc:
+                raise ApiError.bad_request(str(exc))
+            return Response(200, {"installed": list(self.sim.addons)})
         if path == "/kubesim/snapshot" and request.method == "POST":
             written = self.sim.snapshot()
             return Response(200, {"snapshot": written})

@@ -73,7 +73,7 @@ def test_catalogs_and_package_manifests(kubectl):
     assert result.returncode != 0 and "MethodNotAllowed" in result.stderr
 
 
-def test_manual_install_plan_to_a_served_crd_and_a_ready_cr(kubectl):
+def test_manual_install_plan_to_a_served_crd_and_a_ready_cr(sim, kubectl):
     apply(kubectl, *operator_namespace("demo"))
     apply(kubectl, subscription("demo", "demo-operator", channel="stable", starting="demo-operator.v1.0.0",
                                 approval="Manual"))
@@ -103,6 +103,12 @@ def test_manual_install_plan_to_a_served_crd_and_a_ready_cr(kubectl):
     apply(kubectl, example)
     kubectl("wait", "--for=condition=Ready", "demoapp/demoapp-sample", "-n", "demo", "--timeout=30s")
     assert get(kubectl, "demoapp", "demoapp-sample", "-n", "demo")["status"]["phase"] == "Ready"
+    # an injected controller fault fails a named CR of the operator
+    sim.faults.add("controller", controller="demoapp", match={"name": "demoapp-doomed"}, message="reconcile error: quota")
+    apply(kubectl, dict(example, metadata={"name": "demoapp-doomed", "namespace": "demo"}))
+    kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "demoapp/demoapp-doomed", "-n", "demo", "--timeout=30s")
+    ready = get(kubectl, "demoapp", "demoapp-doomed", "-n", "demo")["status"]["conditions"][0]
+    assert (ready["status"], ready["reason"], ready["message"]) == ("False", "Failed", "reconcile error: quota")
     # installed, and the next version of the channel waits for approval (Manual)
     kubectl("wait", "--for=jsonpath={.status.installedCSV}=demo-operator.v1.0.0", "subscription/demo-operator", "-n",
             "demo", "--timeout=30s")
