@@ -103,6 +103,11 @@ def test_nfd_and_the_gpu_operator(kubectl):
     assert "nvidia.com/gpu" not in gpu_nodes(kubectl)["worker-gpu-0"]["status"]["allocatable"]
     kubectl("annotate", "clusterpolicy", "gpu-cluster-policy", PREFIX + "fail-")
     kubectl("wait", "--for=jsonpath={.status.state}=ready", "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+    # a failing NFD operand: Degraded=True, Available=False
+    kubectl("annotate", "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd", PREFIX + "fail=nfd-master crashed")
+    kubectl("wait", "--for=condition=Degraded", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd", "--timeout=30s")
+    kubectl("wait", "--for=condition=Available=False", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
+            "--timeout=30s")
 
 
 def test_openshift_ai_data_science_cluster(kubectl):
@@ -113,6 +118,10 @@ def test_openshift_ai_data_science_cluster(kubectl):
     assert dsci["spec"]["applicationsNamespace"] == "redhat-ods-applications"
     assert dsci["status"]["release"] == {"name": "OpenShift AI Self-Managed", "version": "2.22.2"}
     kubectl("get", "namespace", "redhat-ods-applications")
+    kubectl("annotate", "dsci", "default-dsci", PREFIX + "fail=failed to create the monitoring stack")
+    kubectl("wait", "--for=jsonpath={.status.phase}=Error", "dsci/default-dsci", "--timeout=30s")
+    kubectl("annotate", "dsci", "default-dsci", PREFIX + "fail-")
+    kubectl("wait", "--for=jsonpath={.status.phase}=Ready", "dsci/default-dsci", "--timeout=30s")
     dsc = alm_example(install_csv(kubectl), "DataScienceCluster")
     apply(kubectl, dsc)
     # kserve with serving Managed needs the Serverless operator (RHOAI 2.x): KserveReady=False, DSC Not Ready
@@ -210,6 +219,41 @@ def test_llm_inference_service_behind_a_gateway(kubectl):
     listener = get(kubectl, "gateway", "openshift-ai-inference", "-n", "openshift-ingress")["status"]["listeners"][0]
     assert listener["attachedRoutes"] == 1
     assert get(kubectl, "deployment", "qwen-kserve", "-n", "llm")["status"]["readyReplicas"] == 2
+    # failure paths: a gateway that cannot be programmed, a model server that crashes
+    apply(kubectl, {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": {"name": "broken-gw", "namespace": "openshift-ingress",
+                                 "annotations": {PREFIX + "fail": "no load balancer available"}},
+                    "spec": {"gatewayClassName": "openshift-default",
+                             "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}},
+          {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService",
+           "metadata": {"name": "oom", "namespace": "llm", "annotations": {PREFIX + "fail": "CUDA out of memory"}},
+           "spec": {"model": {"uri": "hf://Qwen/Qwen3-32B"}}})
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Programmed')].reason}=Invalid", "gateway/broken-gw",
+            "-n", "openshift-ingress", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='MainWorkloadReady')].reason}=ModelLoadFailed",
+            "llminferenceservice/oom", "-n", "llm", "--timeout=60s")
+
+
+def test_operand_operators(sim, kubectl):
+    from kubesim import apis
+    apis.install_crds(sim.cluster, ["kueue.openshift.io/Kueue", "maistra.io/ServiceMeshControlPlane",
+                                    "operator.knative.dev/KnativeServing", "operator.authorino.kuadrant.io/Authorino"])
+    kubectl("wait", "--for=condition=Established", "crd/knativeservings.operator.knative.dev", "--timeout=30s")
+    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "knative-serving"}},
+          {"apiVersion": "operator.knative.dev/v1beta1", "kind": "KnativeServing",
+           "metadata": {"name": "knative-serving", "namespace": "knative-serving"}, "spec": {}},
+          {"apiVersion": "kueue.openshift.io/v1", "kind": "Kueue", "metadata": {"name": "cluster"},
+           "spec": {"managementState": "Managed"}},
+          {"apiVersion": "operator.authorino.kuadrant.io/v1beta1", "kind": "Authorino",
+           "metadata": {"name": "authorino", "namespace": "knative-serving",
+                        "annotations": {PREFIX + "fail": "TLS secret authorino-server-cert not found"}}, "spec": {}})
+    kubectl("wait", "--for=condition=Ready", "knativeserving/knative-serving", "-n", "knative-serving", "--timeout=30s")
+    kubectl("wait", "--for=condition=InstallSucceeded", "knativeserving/knative-serving", "-n", "knative-serving",
+            "--timeout=30s")
+    kubectl("wait", "--for=condition=Available", "kueue/cluster", "--timeout=30s")
+    kubectl("wait", "--for=condition=Ready=False", "authorino/authorino", "-n", "knative-serving", "--timeout=30s")
+    assert "authorino-server-cert" in get(kubectl, "authorino", "authorino", "-n", "knative-serving")[
+        "status"]["conditions"][0]["message"]
 
 
 SUMMARY = {"train_runtime": 123.4567, "train_samples_per_second": 8.101, "train_steps_per_second": 0.506,

@@ -229,6 +229,35 @@ def test_daemonsets_follow_selectors_and_taints(kubectl):
     placed = {p["spec"]["nodeName"] for p in get(kubectl, "pods", "-l", "app=gpus")["items"]}
     assert placed == {"worker-gpu-0", "worker-gpu-1"}
     kubectl("delete", "daemonset", "everywhere", "workers", "gpus")
+    # pods that never become Ready (a failing readiness probe): the rollout does not finish
+    unready = daemonset("unready", selector={"node.kubernetes.io/instance-type": "g6e.12xlarge"})
+    unready["spec"]["template"]["metadata"]["annotations"] = {PREFIX + "ready": "false"}
+    apply(kubectl, unready)
+    kubectl("wait", "--for=jsonpath={.status.currentNumberScheduled}=2", "daemonset/unready", "--timeout=30s")
+    result = kubectl("rollout", "status", "daemonset/unready", "--timeout=2s", check=False)
+    assert result.returncode != 0
+    status = get(kubectl, "daemonset", "unready")["status"]
+    assert status["numberReady"] == 0 and status["numberUnavailable"] == 2
+    kubectl("delete", "daemonset", "unready")
+
+
+def test_ordered_statefulset_waits_and_claims_need_a_storage_class(kubectl):
+    apply(kubectl, {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "stuck", "namespace": "default"},
+                    "spec": {"replicas": 3, "serviceName": "stuck", "selector": {"matchLabels": {"app": "stuck"}},
+                             "template": {"metadata": {"labels": {"app": "stuck"},
+                                                       "annotations": {PREFIX + "ready": "false"}},
+                                          "spec": {"containers": [{"name": "c", "image": "c"}]}}}})
+    kubectl("wait", "--for=jsonpath={.status.phase}=Running", "pod/stuck-0", "--timeout=30s")
+    # OrderedReady: stuck-1 waits for stuck-0 to be Ready
+    assert [p["metadata"]["name"] for p in get(kubectl, "pods", "-l", "app=stuck")["items"]] == ["stuck-0"]
+    assert get(kubectl, "statefulset", "stuck")["status"]["readyReplicas"] == 0
+    kubectl("delete", "statefulset", "stuck")
+    apply(kubectl, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "fast", "namespace": "default"},
+                    "spec": {"storageClassName": "nvme-fast", "accessModes": ["ReadWriteOnce"],
+                             "resources": {"requests": {"storage": "10Gi"}}}})
+    kubectl("wait", "--for=jsonpath={.status.phase}=Pending", "pvc/fast", "--timeout=30s")
+    events = kubectl("get", "events", "--field-selector", "reason=ProvisioningFailed", "-o", "json").stdout
+    assert 'storageclass.storage.k8s.io \\"nvme-fast\\" not found' in events
 
 
 def test_gpu_pods_wait_for_the_device_plugin(sim, kubectl):
