@@ -20,11 +20,10 @@ counts come from the Job's pods and never decrease (a pod deleted after it
 was counted stays counted).
 """
 
-from kubesim.controllers.base import Ref
+from kubesim.clock import parse_timestamp
 from kubesim.controllers.util import (condition_true, delete_quietly, new_pod, pod_active, pod_phase, pod_ready,
                                       set_condition, since)
-from kubesim.controllers.workloads import PODS, _OwnedPods
-from kubesim.clock import parse_timestamp
+from kubesim.controllers.workloads import PODS, OwnerOfChildren
 
 JOBS = ("batch", "jobs")
 BACKOFF_BASE_S = 10.0
@@ -43,7 +42,7 @@ def _finish_time(pod):
     return None
 
 
-class JobController(_OwnedPods):
+class JobController(OwnerOfChildren):
     name = "job"
     watches = (JOBS, PODS)
     owner_key = JOBS
@@ -240,5 +239,3 @@ def _ranges(indexes):
         parts.append(str(start) if start == prev else "%d-%d" % (start, prev))
     return ",".join(parts)
 
-
-__all__ = ["JobController", "JOBS", "Ref"]

@@ -78,8 +78,8 @@ def _deletion_rank(pod):
             pod["metadata"].get("creationTimestamp") or "")
 
 
-class _OwnedPods(Controller):
-    """Base: watch the owner kind and its pods; pods map to their controller owner."""
+class OwnerOfChildren(Controller):
+    """Base: watch the owner kind and its children (pods by default); a child maps to its controller owner."""
 
     owner_key = None
     owner_kind = None
@@ -104,7 +104,7 @@ class _OwnedPods(Controller):
         return self.cluster.resource_for_key(key)
 
 
-class ReplicaSetController(_OwnedPods):
+class ReplicaSetController(OwnerOfChildren):
     name = "replicaset"
     watches = (REPLICASETS, PODS)
     owner_key = REPLICASETS
@@ -167,7 +167,7 @@ class ReplicaSetController(_OwnedPods):
         return None
 
 
-class DeploymentController(_OwnedPods):
+class DeploymentController(OwnerOfChildren):
     name = "deployment"
     watches = (DEPLOYMENTS, REPLICASETS)
     owner_key = DEPLOYMENTS
@@ -414,7 +414,7 @@ class DeploymentController(_OwnedPods):
         return requeue[0]
 
 
-class StatefulSetController(_OwnedPods):
+class StatefulSetController(OwnerOfChildren):
     name = "statefulset"
     watches = (STATEFULSETS, PODS)
     owner_key = STATEFULSETS
@@ -536,7 +536,7 @@ DAEMON_TOLERATIONS = [  # added to every DaemonSet pod by the DaemonSet controll
 ]
 
 
-class DaemonSetController(_OwnedPods):
+class DaemonSetController(OwnerOfChildren):
     name = "daemonset"
     watches = (DAEMONSETS, PODS, NODES)
     owner_key = DAEMONSETS
