@@ -101,6 +101,7 @@ class FakeOpenAIServer:
         self.model = model
         self.version = version
         self.timings = []
+        self.token_events = {}
         self.requests = 0
         self.connections = 0
         self._server = None
@@ -264,6 +265,15 @@ class _Response:
         return " tok" * count
 
     def _token_event(self, count):
+        if not self.continuous:
+            key = (self.chat, count, self.model)
+            cached = self.server.token_events.get(key)
+            if cached is None:
+                cached = self.server.token_events[key] = self._render_token_event(count)
+            return cached
+        return self._render_token_event(count)
+
+    def _render_token_event(self, count):
         if self.chat:
             choice = {"index": 0, "delta": {"content": self._text(count)}, "logprobs": None, "finish_reason": None}
             document = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": self.model,

@@ -160,6 +160,7 @@ def spec_from_options(options):
         "prompt_file": os.path.abspath(options.prompt_file) if options.prompt_file else None,
         "tokenizer": options.tokenizer, "client_bound_p99_ms": options.client_bound_p99_ms,
         "server_version": options.server_version,
+        "request_id_prefix": (options.run_id or "")[:12] + "-" if options.run_id else "",
     }
 
 
@@ -261,6 +262,7 @@ def write_outputs(options, spec, stages, run, output_dir, run_id, started):
         connections_opened=run.connections_opened, output_dir=os.path.abspath(output_dir),
         files={"reports": report_files, "requests": REQUESTS_FILE, "result": RESULT_FILE},
         requests_file_origin=report_lib.iso(run.outcomes[0].started_wall) if run.outcomes else None,
+        requests_file_origin_monotonic=origin if run.outcomes else None,
     )
     extra_reasons = {}
     document = {"name": HARNESS_NAME, "framework": "perfscale-llm-load %s" % HARNESS_VERSION,

@@ -132,14 +132,36 @@ def get_request_bytes(target, path, token=None):
 
 
 # parse states
-HEAD, CHUNK_SIZE, CHUNK_DATA, CHUNK_TRAILER, LENGTH, UNTIL_CLOSE, DONE = range(7)
+HEAD, CHUNK_SIZE, CHUNK_DATA, CHUNK_CRLF, CHUNK_TRAILER, LENGTH, UNTIL_CLOSE, DONE = range(8)
+
+_monotonic = time.monotonic
+# the C scanner behind json.loads, called directly: one call per event, no wrapper frames
+_scan_json = json.JSONDecoder().scan_once
+
+
+def _chunk_size(line):
+    """Size of a chunk-size line (hexadecimal, optional ``;extensions``)."""
+    try:
+        return int(line, 16)
+    except ValueError:
+        text = line.split(b";", 1)[0].strip()
+        try:
+            return int(text, 16)
+        except ValueError:
+            raise ValueError("bad chunk size %r" % text[:20]) from None
 
 
 class HTTPConnection(asyncio.Protocol):
-    """One keep-alive connection, one request at a time."""
+    """One keep-alive connection, one request at a time.
+
+    The parser works on each read as it comes (``bytes`` and a position): only an
+    incomplete line is kept for the next read. Streamed chunks that hold exactly
+    one event (the usual case) skip the event buffer.
+    """
 
     def __init__(self, pool):
         self.pool = pool
+        self.chunk_text = pool.endpoint.chunk_text
         self.transport = None
         self.record = None
         self.closed = False
@@ -148,12 +170,12 @@ class HTTPConnection(asyncio.Protocol):
         self._reset()
 
     def _reset(self):
-        self.buffer = bytearray()
+        self.pending = b""        # unparsed bytes: an incomplete header block or line
         self.state = HEAD
         self.remaining = 0
         self.keep_alive = True
         self.body = None          # bytearray: a non-streamed or error body
-        self.sse = None           # bytearray: pending event-stream text
+        self.sse = b""            # an incomplete event of the stream
         self.received = 0
         self.streaming = False
 
@@ -172,11 +194,11 @@ class HTTPConnection(asyncio.Protocol):
         self._reset()
         self.record = record
         self.streaming = stream
-        record.sent = time.monotonic()
+        record.sent = _monotonic()
         self.transport.write(data)
 
     def data_received(self, data):
-        now = time.monotonic()
+        now = _monotonic()
         record = self.record
         if record is None:
             # bytes on an idle connection: the server is not speaking HTTP/1.1 as expected
@@ -185,9 +207,11 @@ class HTTPConnection(asyncio.Protocol):
         if record.first_byte is None:
             record.first_byte = now
         self.received += len(data)
-        self.buffer += data
+        if self.pending:
+            data = self.pending + data
+            self.pending = b""
         try:
-            self._parse(record, now)
+            self._parse(record, data, now)
         except ValueError as exc:
             record.fail("protocol_error", str(exc))
             self._complete(record, now, reusable=False)
@@ -198,7 +222,7 @@ class HTTPConnection(asyncio.Protocol):
         record = self.record
         if record is None or record.end is not None:
             return
-        now = time.monotonic()
+        now = _monotonic()
         if self.state == UNTIL_CLOSE:
             self._body_end(record, now)
             self._complete(record, now, reusable=False)
@@ -215,81 +239,91 @@ class HTTPConnection(asyncio.Protocol):
 
     # -- parsing
 
-    def _parse(self, record, now):
-        buffer = self.buffer
+    def _parse(self, record, data, now):
+        pos, size = 0, len(data)
         while True:
             state = self.state
-            if state == HEAD:
-                end = buffer.find(b"\r\n\r\n")
+            if state == CHUNK_SIZE:
+                end = data.find(b"\r\n", pos)
                 if end < 0:
-                    if len(buffer) > MAX_HEADER_BYTES:
-                        raise ValueError("response headers longer than %d bytes" % MAX_HEADER_BYTES)
-                    return
-                self._head(record, bytes(buffer[:end]))
-                del buffer[:end + 4]
-            elif state == CHUNK_SIZE:
-                end = buffer.find(b"\r\n")
-                if end < 0:
-                    if len(buffer) > 1024:
+                    if size - pos > 1024:
                         raise ValueError("chunk size line too long")
-                    return
-                size_text = bytes(buffer[:end]).split(b";", 1)[0].strip()
+                    break
                 try:
-                    size = int(size_text, 16)
+                    length = int(data[pos:end], 16)
                 except ValueError:
-                    raise ValueError("bad chunk size %r" % size_text[:20]) from None
-                del buffer[:end + 2]
-                if size == 0:
+                    length = _chunk_size(data[pos:end])
+                pos = end + 2
+                if length == 0:
                     self.state = CHUNK_TRAILER
+                    continue
+                stop = pos + length
+                if stop + 2 <= size:                  # the whole chunk is here (the usual case)
+                    if data[stop:stop + 2] != b"\r\n":
+                        raise ValueError("chunk not followed by CRLF")
+                    if self.body is None and not self.sse and data.startswith(b"data: ", pos) \
+                            and data.find(b"\n", pos, stop) == stop - 2 and data[stop - 1] == 10:
+                        self._event(record, data[pos + 6:stop - 2], now)     # one whole single-line event
+                    else:
+                        self._body_part(record, data[pos:stop], now)
+                    pos = stop + 2
                 else:
-                    self.remaining = size
+                    self.remaining = length
                     self.state = CHUNK_DATA
             elif state == CHUNK_DATA:
-                if len(buffer) < self.remaining + 2:
-                    return
-                payload = bytes(buffer[:self.remaining])
-                if buffer[self.remaining:self.remaining + 2] != b"\r\n":
+                if pos >= size:
+                    break
+                take = min(size - pos, self.remaining)
+                self._body_part(record, data[pos:pos + take], now)
+                pos += take
+                self.remaining -= take
+                if self.remaining == 0:
+                    self.state = CHUNK_CRLF
+            elif state == CHUNK_CRLF:
+                if size - pos < 2:
+                    break
+                if data[pos:pos + 2] != b"\r\n":
                     raise ValueError("chunk not followed by CRLF")
-                del buffer[:self.remaining + 2]
+                pos += 2
                 self.state = CHUNK_SIZE
-                self._body_part(record, payload, now)
-                if record.end is not None:
-                    return
+            elif state == HEAD:
+                end = data.find(b"\r\n\r\n", pos)
+                if end < 0:
+                    if size - pos > MAX_HEADER_BYTES:
+                        raise ValueError("response headers longer than %d bytes" % MAX_HEADER_BYTES)
+                    break
+                self._head(record, data[pos:end])
+                pos = end + 4
             elif state == CHUNK_TRAILER:
-                if buffer[:2] == b"\r\n":
-                    del buffer[:2]
+                if data[pos:pos + 2] == b"\r\n":
+                    pos += 2
                 else:
-                    end = buffer.find(b"\r\n\r\n")
+                    end = data.find(b"\r\n\r\n", pos)
                     if end < 0:
-                        return
-                    del buffer[:end + 4]
+                        break
+                    pos = end + 4
                 self._body_end(record, now)
-                self._complete(record, now, reusable=self.keep_alive and not buffer)
+                self._complete(record, now, reusable=self.keep_alive and pos == size)
                 return
             elif state == LENGTH:
                 if self.remaining == 0:
                     self._body_end(record, now)
-                    self._complete(record, now, reusable=self.keep_alive and not buffer)
+                    self._complete(record, now, reusable=self.keep_alive and pos == size)
                     return
-                if not buffer:
-                    return
-                take = min(len(buffer), self.remaining)
-                payload = bytes(buffer[:take])
-                del buffer[:take]
+                if pos >= size:
+                    break
+                take = min(size - pos, self.remaining)
+                self._body_part(record, data[pos:pos + take], now)
+                pos += take
                 self.remaining -= take
-                self._body_part(record, payload, now)
-                if self.remaining == 0:
-                    self._body_end(record, now)
-                    self._complete(record, now, reusable=self.keep_alive and not buffer)
-                    return
             elif state == UNTIL_CLOSE:
-                if buffer:
-                    payload = bytes(buffer)
-                    del buffer[:]
-                    self._body_part(record, payload, now)
+                if pos < size:
+                    self._body_part(record, data[pos:], now)
                 return
             else:
                 return
+        if pos < size:
+            self.pending = data[pos:]
 
     def _head(self, record, head):
         lines = head.split(b"\r\n")
@@ -324,74 +358,80 @@ class HTTPConnection(asyncio.Protocol):
             self.keep_alive = False
         if status != 200 or not self.streaming:
             self.body = bytearray()
-        else:
-            self.sse = bytearray()
 
     def _body_part(self, record, payload, now):
-        if self.body is not None:
+        body = self.body
+        if body is not None:
             if record.status != 200:
-                if len(self.body) < MAX_ERROR_BODY:
-                    self.body += payload[:MAX_ERROR_BODY - len(self.body)]
+                if len(body) < MAX_ERROR_BODY:
+                    body += payload[:MAX_ERROR_BODY - len(body)]
             else:
-                self.body += payload
+                body += payload
             return
-        sse = self.sse
+        if not self.sse and payload.startswith(b"data: ") and payload.endswith(b"\n\n") \
+                and payload.find(b"\n") == len(payload) - 2:
+            self._event(record, payload[6:-2], now)     # one whole single-line event
+            return
         if b"\r" in payload:
             payload = payload.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        sse += payload
+        sse = self.sse + payload if self.sse else payload
+        start = 0
         while True:
-            end = sse.find(b"\n\n")
+            end = sse.find(b"\n\n", start)
             if end < 0:
-                return
-            event = bytes(sse[:end])
-            del sse[:end + 2]
+                break
             data = None
-            for line in event.split(b"\n"):
+            for line in sse[start:end].split(b"\n"):
                 if line.startswith(b"data:"):
                     value = line[5:]
                     if value[:1] == b" ":
                         value = value[1:]
                     data = value if data is None else data + b"\n" + value
+            start = end + 2
             if data is not None:
                 self._event(record, data, now)
+        self.sse = sse[start:]
 
     def _event(self, record, data, now):
         if data == b"[DONE]":
             record.done_marker = True
             return
         try:
-            chunk = json.loads(data)
-        except ValueError:
+            text = data.decode("utf-8")
+            chunk, end = _scan_json(text, 0)
+        except (ValueError, StopIteration):
+            chunk, end = None, 0
+            stripped = data.strip()
+            if stripped and stripped != data:
+                return self._event(record, stripped, now)
+        if type(chunk) is not dict or (end != len(text) and text[end:].strip()):  # noqa: E721 pylint: disable=unidiomatic-typecheck
             record.fail("malformed_sse", "data: %s" % data[:80].decode("utf-8", "replace"))
-            return
-        if not isinstance(chunk, dict):
-            record.fail("malformed_sse", "data: %s" % data[:80].decode("utf-8", "replace"))
-            return
+            return None
         if "error" in chunk:
             error = chunk["error"]
             record.fail("stream_error", str(error.get("message", error) if isinstance(error, dict) else error))
-            return
+            return None
         choices = chunk.get("choices")
-        text = ""
+        content = ""
         if choices:
             try:
-                text = self.pool.endpoint.chunk_text(choices[0])
+                content = self.chunk_text(choices[0])
             except (AttributeError, TypeError):
                 record.fail("malformed_sse", "unexpected choices: %s" % data[:80].decode("utf-8", "replace"))
-                return
+                return None
         usage = chunk.get("usage")
         completion_tokens = None
-        if isinstance(usage, dict):
+        if usage:
             prompt_tokens, completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
-            if isinstance(prompt_tokens, int):
+            if type(prompt_tokens) is int:  # noqa: E721 pylint: disable=unidiomatic-typecheck
                 record.usage_prompt = prompt_tokens
-            if isinstance(completion_tokens, int):
+            if type(completion_tokens) is int:  # noqa: E721 pylint: disable=unidiomatic-typecheck
                 record.usage_completion = completion_tokens
             else:
                 completion_tokens = None
-        if text:
+        if content:
             record.token_times.append(now)
-            record.chars += len(text)
+            record.chars += len(content)
             if completion_tokens is not None:
                 # continuous usage statistics: the tokens of this chunk are the counter's increase
                 if record.chunk_tokens is None:
@@ -400,6 +440,7 @@ class HTTPConnection(asyncio.Protocol):
                 record.last_usage_completion = completion_tokens
             elif record.chunk_tokens is not None:
                 record.chunk_tokens.append(1)
+        return None
 
     def _body_end(self, record, now):
         """The body is complete: a non-streamed response is read here."""
@@ -408,8 +449,8 @@ class HTTPConnection(asyncio.Protocol):
                 record.error_detail = bytes(self.body[:200]).decode("utf-8", "replace").strip() or None
             if self.sse:
                 # an event without the blank line that ends it: read what it holds
-                leftover = bytes(self.sse).strip()
-                self.sse = bytearray()
+                leftover = self.sse.strip()
+                self.sse = b""
                 if leftover:
                     self._body_part(record, leftover + b"\n\n", now)
             return
@@ -542,7 +583,7 @@ class ConnectionPool:
         if record.end is not None:
             return
         record.fail(error, detail)
-        record.end = time.monotonic()
+        record.end = _monotonic()
         self.finished(record)
 
     def _timeout(self, record):
@@ -553,7 +594,7 @@ class ConnectionPool:
             if connection.record is record:
                 connection.record = None
                 connection.abort()
-        record.end = time.monotonic()
+        record.end = _monotonic()
         self.finished(record)
 
     # -- bookkeeping

@@ -41,7 +41,7 @@ def build_settings(spec):
         extra.setdefault("ignore_eos", True)
     return runner.Settings(target, spec["model"], spec.get("endpoint", "completions"), spec.get("stream", True), token,
                            extra, spec.get("request_timeout", 600.0), spec.get("max_in_flight", 10000),
-                           spec.get("seed", 0), spec.get("keepalive_idle", 4.0))
+                           spec.get("seed", 0), spec.get("keepalive_idle", 4.0), spec.get("request_id_prefix", ""))
 
 
 def build_prompts(spec):
@@ -296,8 +296,11 @@ def worker_main(stdin=None, stdout=None):
             answer({"records_file": path, "cpu_utilization": ran.cpu_utilization, "started_wall": ran.started_wall,
                     "peak_in_flight": ran.max_in_flight, "connections_opened": load_client.pool.connections_opened})
 
-    try:
-        runner.run_on_new_loop(serve())
-    finally:
-        load_client.close()
+    async def serve_then_close():
+        try:
+            await serve()
+        finally:
+            load_client.close()
+
+    runner.run_on_new_loop(serve_then_close())
     return 0

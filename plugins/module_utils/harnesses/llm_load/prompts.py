@@ -148,7 +148,7 @@ class SyntheticPrompts:
         self.counter = counter
         self.seed = seed
         generator = random.Random("%s:pool" % seed)
-        self.pool = [generator.choice(WORDS) for _ in range(POOL_WORDS)]
+        self.pool = generator.choices(WORDS, k=POOL_WORDS)
         # the pool as one string and where each word starts: a filler is one slice
         self.pool_text = " ".join(self.pool) + " "
         self.word_starts = [0]

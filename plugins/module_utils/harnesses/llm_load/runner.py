@@ -14,6 +14,7 @@ for a slot is send lag too.
 from __future__ import annotations
 
 import asyncio
+import gc
 import select
 import selectors
 import time
@@ -77,7 +78,7 @@ class Settings:
     """What every stage of a run shares."""
 
     def __init__(self, target, model, endpoint="completions", stream=True, token=None, extra_body=None,
-                 request_timeout=600.0, max_in_flight=10000, seed=0, keepalive_idle=4.0):
+                 request_timeout=600.0, max_in_flight=10000, seed=0, keepalive_idle=4.0, request_id_prefix=""):
         self.target = target
         self.model = model
         self.endpoint = api.ENDPOINTS[endpoint]
@@ -88,6 +89,7 @@ class Settings:
         self.max_in_flight = max_in_flight
         self.seed = seed
         self.keepalive_idle = keepalive_idle
+        self.request_id_prefix = request_id_prefix
         self.path = api.base_path_join(target.base_path, self.endpoint.path_suffix)
 
 
@@ -136,6 +138,8 @@ class LoadClient:
         body = self.settings.endpoint.body(self.settings.model, prompt, request.max_tokens, self.settings.stream,
                                            self.settings.extra_body)
         record = RequestRecord(stage.index, index, self.worker, warmup, None, request.input_tokens, request.max_tokens)
+        if self.settings.request_id_prefix:
+            record.request_id = self.settings.request_id_prefix + record.request_id
         return record, self.encoder.encode(record.request_id, body)
 
     def _send(self, record, data):
@@ -169,13 +173,26 @@ class LoadClient:
             await asyncio.sleep(delay)
         started_wall = time.time() - (loop.time() - start)
         cpu_before = time.process_time()
-        if arrivals_lib.LOAD_MODELS[stage.load].open_loop:
-            await self._open_loop(stage, start)
-        else:
-            await self._closed(stage, start)
-        if self.in_flight:
-            self._drained.clear()
-            await self._drained.wait()
+        collecting = gc.isenabled()
+        if collecting:
+            # a full collection walks every live object (the records grow with the stage):
+            # tens of milliseconds during which nothing is sent or read. The hot path makes
+            # no reference cycles, so collections wait for the end of the stage.
+            gc.collect()
+            gc.freeze()
+            gc.disable()
+        try:
+            if arrivals_lib.LOAD_MODELS[stage.load].open_loop:
+                await self._open_loop(stage, start)
+            else:
+                await self._closed(stage, start)
+            if self.in_flight:
+                self._drained.clear()
+                await self._drained.wait()
+        finally:
+            if collecting:
+                gc.enable()
+                gc.unfreeze()
         self._closed_loop = None
         wall = loop.time() - start
         return StageResult(stage, self._records, start, time.process_time() - cpu_before, wall, started_wall,
