@@ -160,7 +160,7 @@ def spec_from_options(options):
         "prompt_file": os.path.abspath(options.prompt_file) if options.prompt_file else None,
         "tokenizer": options.tokenizer, "client_bound_p99_ms": options.client_bound_p99_ms,
         "server_version": options.server_version,
-        "request_id_prefix": (options.run_id or "")[:12] + "-" if options.run_id else "",
+        "request_id_prefix": "%s-" % options.run_id[:8] if options.run_id else "",
     }
 
 
@@ -279,6 +279,7 @@ def write_outputs(options, spec, stages, run, output_dir, run_id, started):
 def main(argv=None):
     parser = build_parser()
     options = parser.parse_args(argv)
+    options.run_id = options.run_id or uuid.uuid4().hex
 
     def say(line):
         sys.stderr.write("llm_load: %s\n" % line)
@@ -296,7 +297,7 @@ def main(argv=None):
     except OSError as exc:
         say("--output %s: %s" % (options.output, exc.strerror or exc))
         return EXIT_USAGE
-    run_id = options.run_id or uuid.uuid4().hex
+    run_id = options.run_id
     started = time.time()
     try:
         run = orchestrate.run(spec, stages, options.workers, say, options.preflight)
