@@ -4,7 +4,7 @@
 """A local OpenAI-compatible server for tests and benchmarks (standard library, asyncio).
 
 It answers ``POST /v1/completions`` and ``/v1/chat/completions`` (streamed or not),
-``GET /version`` and ``GET /v1/models``, with a configurable time to first token,
+``GET /health``, ``GET /version`` and ``GET /v1/models``, with a configurable time to first token,
 inter-token latency and token count, and faults chosen per request:
 
 =================== ============================================================
@@ -188,6 +188,10 @@ class _ServerProtocol(asyncio.Protocol):
         if server.token is not None and headers.get("authorization") != "Bearer %s" % server.token:
             self._json(401, "Unauthorized", {"error": {"message": "bad token", "code": 401}})
             return
+        if method == "GET" and path == "/health":
+            self._write(_headers(200, "OK", "application/json", 0))
+            self._finish()
+            return
         if method == "GET" and path == "/version":
             self._json(200, "OK", {"version": server.version})
             return
@@ -221,7 +225,7 @@ class _ServerProtocol(asyncio.Protocol):
             self.closed = True
             self.transport.close()
             return
-        tokens = server.output_tokens or int(request.get("max_tokens") or 16)
+        tokens = server.output_tokens or int(request.get("max_tokens") or request.get("max_completion_tokens") or 16)
         if chat:
             prompt_text = "\n".join(str(m.get("content", "")) for m in request.get("messages") or [])
         else:
@@ -382,6 +386,8 @@ class FakeServerThread:
         return self
 
     def __exit__(self, *exc):
+        if self.loop.is_closed():
+            return
         asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
