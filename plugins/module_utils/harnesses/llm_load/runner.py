@@ -168,19 +168,20 @@ class LoadClient:
         self._drained = asyncio.Event()
         self._slot_free = asyncio.Event()
         self.peak_in_flight = 0
+        collecting = gc.isenabled()
+        if collecting:
+            # a full collection walks every live object (the records grow with the stage):
+            # tens of milliseconds during which nothing is sent or read. The hot path makes
+            # no reference cycles, so collections wait for the end of the stage (and the
+            # one collection left happens before the stage starts).
+            gc.collect()
+            gc.freeze()
+            gc.disable()
         delay = start - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
         started_wall = time.time() - (loop.time() - start)
         cpu_before = time.process_time()
-        collecting = gc.isenabled()
-        if collecting:
-            # a full collection walks every live object (the records grow with the stage):
-            # tens of milliseconds during which nothing is sent or read. The hot path makes
-            # no reference cycles, so collections wait for the end of the stage.
-            gc.collect()
-            gc.freeze()
-            gc.disable()
         try:
             if arrivals_lib.LOAD_MODELS[stage.load].open_loop:
                 await self._open_loop(stage, start)
