@@ -315,8 +315,8 @@ def main(argv=None):
     document, succeeded = write_outputs(options, spec, stages, run, options.output, run_id, started)
     sys.stdout.write(json.dumps(document, allow_nan=False) + "\n")
     sys.stdout.flush()
-    say("wrote %s (%d stage report(s), %s) at %s" % (os.path.abspath(options.output), len(run.outcomes), REQUESTS_FILE,
-                                                    datetime.datetime.now().strftime("%H:%M:%S")))
+    say("wrote %s (%d stage report(s), %s) at %s"
+        % (os.path.abspath(options.output), len(run.outcomes), REQUESTS_FILE, datetime.datetime.now().strftime("%H:%M:%S")))
     if not succeeded:
         errors = {}
         for outcome in run.outcomes:

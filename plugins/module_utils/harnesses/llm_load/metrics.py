@@ -343,7 +343,7 @@ class StageSummary:
             return None
         completions = [0] * seconds
         tokens = [0.0] * seconds
-        ttfts = [[] for _ in range(seconds)]
+        ttfts = [[] for _second in range(seconds)]
         for record in self.records:
             if not record.ok:
                 continue

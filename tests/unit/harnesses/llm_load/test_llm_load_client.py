@@ -61,8 +61,8 @@ def test_every_fault_is_classified_and_the_run_goes_on(fake_server):
     server = fake_server(ttft=0.005, itl=0.001, fault=lambda number, request: plan.get(number))
     records = run_stage(server.url, Stage("constant", rate=40, max_requests=12), timeout=0.5)
     by_index = {r.index: r for r in records}
-    assert [by_index[i].error for i in range(1, 7)] == ["http_500", "http_429", "disconnect", "malformed_sse",
-                                                         "stream_error", "timeout"]
+    expected = ["http_500", "http_429", "disconnect", "malformed_sse", "stream_error", "timeout"]
+    assert [by_index[i].error for i in range(1, 7)] == expected
     assert by_index[1].status == 500 and "injected http_500" in by_index[1].error_detail
     assert "after" in by_index[3].error_detail
     assert all(by_index[i].ok for i in (0, 7, 8, 9, 10, 11))

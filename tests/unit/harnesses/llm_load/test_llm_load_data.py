@@ -39,18 +39,18 @@ def test_bad_length_specifications_are_one_line_errors(spec, message):
 
 def test_samples_are_seeded_clamped_and_near_their_mean():
     normal = parse_length("normal:100,20,60,140")
-    first = [normal.sample(random.Random(7)) for _ in range(3)]
-    assert first == [normal.sample(random.Random(7)) for _ in range(3)]
+    first = [normal.sample(random.Random(7)) for _sample in range(3)]
+    assert first == [normal.sample(random.Random(7)) for _sample in range(3)]
     generator = random.Random(1)
-    samples = [normal.sample(generator) for _ in range(4000)]
+    samples = [normal.sample(generator) for _sample in range(4000)]
     assert min(samples) >= 60 and max(samples) <= 140 and abs(statistics.fmean(samples) - 100) < 2
     lognormal = parse_length("lognormal:200,50")
     generator = random.Random(2)
-    samples = [lognormal.sample(generator) for _ in range(8000)]
+    samples = [lognormal.sample(generator) for _sample in range(8000)]
     assert abs(statistics.fmean(samples) - 200) < 4 and abs(statistics.pstdev(samples) - 50) < 4
     uniform = parse_length("uniform:5,9")
     generator = random.Random(3)
-    assert {uniform.sample(generator) for _ in range(500)} == {5, 6, 7, 8, 9}
+    assert {uniform.sample(generator) for _sample in range(500)} == {5, 6, 7, 8, 9}
 
 
 def test_report_sequence_lengths():

@@ -101,8 +101,9 @@ def convert_document(document, path):
     concurrency = document.get("max_concurrency")
     input_mean = document["total_input_tokens"] / float(completed) if completed and document.get("total_input_tokens") else None
     output_mean = document["total_output_tokens"] / float(completed) if completed and document.get("total_output_tokens") else None
-    native = {key: document.get(key) for key in ("date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id",
-                                                   "num_prompts", "request_rate", "burstiness", "max_concurrency")}
+    native_keys = ("date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+                   "burstiness", "max_concurrency")
+    native = {key: document.get(key) for key in native_keys}
     report = common.build_report(
         "vllm-bench-serve", document.get("vllm_version") or "unknown", document.get("model_id"), 0, path,
         {"requests": requests, "latency": latency, "throughput": throughput}, native,
