@@ -269,13 +269,15 @@ class _Response:
         return " tok" * count
 
     def _token_event(self, count):
+        key = (self.chat, count, self.model, self.continuous)
+        cached = self.server.token_events.get(key)
+        if cached is None:
+            cached = self.server.token_events[key] = self._render_token_event(count)
         if not self.continuous:
-            key = (self.chat, count, self.model)
-            cached = self.server.token_events.get(key)
-            if cached is None:
-                cached = self.server.token_events[key] = self._render_token_event(count)
             return cached
-        return self._render_token_event(count)
+        # the usage numbers change per chunk: fill them into the cached rendering
+        done = self.sent_tokens + count
+        return cached % (self.prompt_tokens, done, self.prompt_tokens + done)
 
     def _render_token_event(self, count):
         if self.chat:
@@ -287,8 +289,9 @@ class _Response:
             document = {"id": "cmpl-fake", "object": "text_completion", "created": 0, "model": self.model,
                         "choices": [choice]}
         if self.continuous:
-            document["usage"] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.sent_tokens + count,
-                                 "total_tokens": self.prompt_tokens + self.sent_tokens + count}
+            document["usage"] = {"prompt_tokens": 1111111, "completion_tokens": 2222222, "total_tokens": 3333333}
+            return _event(document).replace(b"%", b"%%").replace(b"1111111", b"%d").replace(
+                b"2222222", b"%d").replace(b"3333333", b"%d")
         return _event(document)
 
     def _usage_event(self):

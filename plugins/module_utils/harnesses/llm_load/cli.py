@@ -56,7 +56,7 @@ def add_toggle(group, name, default, text):
     """``--NAME`` / ``--no-NAME`` (argparse's BooleanOptionalAction needs Python 3.9)."""
     dest = name.replace("-", "_")
     group.add_argument("--" + name, dest=dest, action="store_true", default=default,
-                       help="%s (default: %s)" % (text, "yes" if default else "no"))
+                       help="%s (default: %s; --no-%s to turn off)" % (text, "yes" if default else "no", name))
     group.add_argument("--no-" + name, dest=dest, action="store_false", help=argparse.SUPPRESS)
 
 
@@ -113,6 +113,33 @@ def build_parser():
     out.add_argument("--no-chunk-gaps", dest="chunk_gaps", action="store_false",
                      help="leave the inter-chunk gaps out of requests.jsonl (smaller file)")
     return parser
+
+
+def command_from_settings(settings, output_dir, python=None):
+    """argv running the harness from a mapping of its options (a matrix point's settings):
+    ``{"rate": 10, "stream": False, "token_file": PATH}`` -> ``[..., "--rate", "10", "--no-stream", ...]``.
+    Unknown keys are a ConfigError listing the known ones; ``None`` values are left out."""
+    parser = build_parser()
+    options = {}
+    for action in parser._actions:  # pylint: disable=protected-access
+        if action.option_strings and action.dest not in ("help", "output"):
+            options.setdefault(action.dest, action)
+    unknown = sorted(set(settings) - set(options))
+    if unknown:
+        raise config_lib.ConfigError("llm_load has no option %s; its options: %s"
+                                     % (", ".join(unknown), ", ".join(sorted(options))))
+    argv = [python or sys.executable, "-m", __name__.rsplit(".", 1)[0]]
+    for key, value in sorted(settings.items()):
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(options[key], (argparse._StoreTrueAction, argparse._StoreFalseAction)):  # pylint: disable=protected-access
+            argv.append(flag if value else "--no-" + key.replace("_", "-"))
+        elif isinstance(value, (dict, list)):
+            argv += [flag, json.dumps(value)]
+        else:
+            argv += [flag, str(value)]
+    return argv + ["--output", output_dir]
 
 
 def stages_from_options(options):
@@ -192,27 +219,28 @@ def _data_section(prompts, spec):
     return document
 
 
+# why a headline value is null when its metric family has no reason of its own (first match wins)
+NULL_REASONS_BY_KEY = (
+    (lambda key: key == "rate_error", lambda summary: "no requested rate, or no achieved rate"),
+    (lambda key: key == "client_cpu_utilization", lambda summary: "the stage had no duration"),
+    (lambda key: key.startswith(("input_tokens", "output_tokens")), lambda summary: "no successful request"),
+    (lambda key: key == "measured_duration_s" or key.endswith("throughput"),
+     lambda summary: summary.null_reasons.get("throughput", "no request finished")),
+)
+
+
 def _null_reasons(result, summary):
     reasons = {}
     families = sorted(summary.null_reasons, key=len, reverse=True)
     for key, value in result.items():
         if value is not None:
             continue
-        for family in families:
-            if key.startswith(family + "_") or key == family:
-                reasons[key] = summary.null_reasons[family]
-                break
-        else:
-            if key == "rate_error":
-                reasons[key] = "no requested rate, or no achieved rate"
-            elif key == "client_cpu_utilization":
-                reasons[key] = "the stage had no duration"
-            elif key.startswith(("input_tokens", "output_tokens")):
-                reasons[key] = "no successful request"
-            elif key == "measured_duration_s" or key.endswith("throughput"):
-                reasons[key] = summary.null_reasons.get("throughput", "no request finished")
-            else:
-                reasons[key] = "not applicable to this stage"
+        family = next((f for f in families if key == f or key.startswith(f + "_")), None)
+        if family is not None:
+            reasons[key] = summary.null_reasons[family]
+            continue
+        reason = next((why(summary) for matches, why in NULL_REASONS_BY_KEY if matches(key)), None)
+        reasons[key] = reason or "not applicable to this stage"
     return reasons
 
 

@@ -29,6 +29,7 @@ import random
 import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.distributions import LengthDistribution
 
 WORDS = (
     "the of and to in is it that for on with as at by this be from or have an not are but was all can "
@@ -257,9 +258,6 @@ class FilePrompts:
     @property
     def input_tokens(self):
         """A fixed distribution at the file's mean prompt length (for the report)."""
-        from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.distributions import (  # pylint: disable=import-outside-toplevel
-            LengthDistribution,
-        )
         mean = sum(counted for _p, counted, _w in self.entries) / float(len(self.entries))
         return LengthDistribution("fixed", [max(1, int(round(mean)))], text="file mean")
 

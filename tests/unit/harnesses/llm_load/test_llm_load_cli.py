@@ -164,3 +164,16 @@ def test_a_run_where_nothing_succeeds_exits_4_with_its_results(fake_server, tmp_
     assert result["error_rate"] == 1.0 and result["errors_by_class"] == {"http_500": 5}
     assert "no measured request succeeded (errors: http_500 x5)" in done.stderr
     report_validator(read_outputs(out)[0][0])
+
+
+def test_command_from_settings_maps_a_points_settings_to_options(tmp_path):
+    from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import cli
+    from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError
+
+    argv = cli.command_from_settings({"url": "http://h:1", "model": "m", "rate": 5, "stream": False, "ignore_eos": True,
+                                      "extra_body": {"temperature": 0}, "concurrency": None}, str(tmp_path), python="py")
+    assert argv[:3] == ["py", "-m", "ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load"]
+    assert argv[3:] == ["--extra-body", '{"temperature": 0}', "--ignore-eos", "--model", "m", "--rate", "5", "--no-stream",
+                        "--url", "http://h:1", "--output", str(tmp_path)]
+    with pytest.raises(ConfigError, match="llm_load has no option speed; its options: .*client_bound_p99_ms"):
+        cli.command_from_settings({"speed": 3}, str(tmp_path))
