@@ -317,7 +317,7 @@ def main(argv=None):
         stages = stages_from_options(options)
         spec = spec_from_options(options)
         orchestrate.build_settings(spec)    # URL, TLS and token checks before anything runs
-        orchestrate.build_prompts(spec)
+        data = orchestrate.build_prompts(spec)
         os.makedirs(options.output, exist_ok=True)
     except (config_lib.ConfigError, DistributionError) as exc:
         say(str(exc))
@@ -325,6 +325,8 @@ def main(argv=None):
     except OSError as exc:
         say("--output %s: %s" % (options.output, exc.strerror or exc))
         return EXIT_USAGE
+    if getattr(data.counter, "fallback_reason", None):
+        say("warning: %s; the word estimate counts the tokens (docs/llm-load.md)" % data.counter.fallback_reason)
     run_id = options.run_id
     started = time.time()
     try:

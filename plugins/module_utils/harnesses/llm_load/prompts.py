@@ -55,12 +55,18 @@ class WordEstimate:
     name = "word-estimate"
     exact = False
 
+    def __init__(self, fallback_reason=None):
+        self.fallback_reason = fallback_reason    # why a requested tokenizer is not used
+
     @staticmethod
     def count(text):
         return len(WORD_ESTIMATE_PATTERN.findall(text))
 
     def describe(self):
-        return {"kind": self.name, "exact": False, "rule": r"one token per \w+ run and per punctuation mark"}
+        document = {"kind": self.name, "exact": False, "rule": r"one token per \w+ run and per punctuation mark"}
+        if self.fallback_reason:
+            document["instead_of_tokenizer"] = self.fallback_reason
+        return document
 
 
 class TokenizersTokenizer:
@@ -102,13 +108,15 @@ class TransformersTokenizer:
 
 
 def load_tokenizer(path):
-    """The counter for ``--tokenizer PATH``; the word estimate when ``path`` is empty."""
+    """The counter for ``--tokenizer PATH``; the word estimate when ``path`` is empty, or when
+    neither ``tokenizers`` nor ``transformers`` is importable (it says why in ``fallback_reason``).
+    A missing path, or a file the libraries cannot read, is a ConfigError."""
     if not path:
         return WordEstimate()
     if not os.path.exists(path):
         raise ConfigError("tokenizer %s does not exist (a tokenizer.json file or a tokenizer directory)" % path)
     candidate = path if os.path.isfile(path) else os.path.join(path, "tokenizer.json")
-    problems = []
+    problems, missing_libraries = [], 0
     loaders = ((TokenizersTokenizer, candidate), (TransformersTokenizer, path))
     for loader, argument in loaders:
         if loader is TokenizersTokenizer and not os.path.isfile(argument):
@@ -117,9 +125,12 @@ def load_tokenizer(path):
         try:
             return loader(argument)
         except ImportError as exc:
+            missing_libraries += 1
             problems.append("%s not importable (%s)" % (loader.name, exc))
         except (OSError, ValueError, RuntimeError, TypeError) as exc:   # a broken file, in the library's words
             problems.append("%s could not load it (%s)" % (loader.name, " ".join(str(exc).split())[:160]))
+    if missing_libraries and missing_libraries == len([p for p in problems if p != "no tokenizer.json"]):
+        return WordEstimate("tokenizer %s not used: %s" % (path, "; ".join(problems)))
     raise ConfigError("tokenizer %s: %s; without --tokenizer the word estimate is used" % (path, "; ".join(problems)))
 
 

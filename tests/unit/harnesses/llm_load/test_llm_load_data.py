@@ -108,3 +108,13 @@ def test_prompt_file(tmp_path):
     path.write_text('{"prompt": ""}\n')
     with pytest.raises(ConfigError, match="line 1: expected a non-empty prompt"):
         prompts.FilePrompts(str(path), parse_length("16"), prompts.WordEstimate())
+
+
+def test_tokenizer_libraries_missing_fall_back_to_the_word_estimate(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    counter = prompts.load_tokenizer(FIXTURES + "/tokenizer")
+    assert not counter.exact and "tokenizers not importable" in counter.fallback_reason
+    assert counter.describe()["instead_of_tokenizer"].startswith("tokenizer ")
