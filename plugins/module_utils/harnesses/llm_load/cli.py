@@ -325,6 +325,10 @@ def main(argv=None):
     except OSError as exc:
         say("--output %s: %s" % (options.output, exc.strerror or exc))
         return EXIT_USAGE
+    stale = sorted(name for name in os.listdir(options.output) if name.startswith("benchmark_report_stage_"))
+    if stale:
+        say("warning: --output %s already holds %s: files of this run replace those of its stages only"
+            % (options.output, ", ".join(stale[:3]) + (", ..." if len(stale) > 3 else "")))
     if getattr(data.counter, "fallback_reason", None):
         say("warning: %s; the word estimate counts the tokens (docs/llm-load.md)" % data.counter.fallback_reason)
     run_id = options.run_id
