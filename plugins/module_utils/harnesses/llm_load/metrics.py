@@ -123,6 +123,7 @@ class RequestRecord:
             "input_tokens": self.prompt_tokens, "input_tokens_planned": self.input_tokens,
             "max_tokens": self.max_tokens, "output_tokens": self.output_tokens,
             "output_tokens_source": self.output_tokens_source, "chunks": len(self.token_times), "chars": self.chars,
+            "tokens_per_chunk_mean": round(self.output_tokens / float(len(self.token_times)), 4) if self.token_times else None,
         }
         if keep_gaps:
             times = self.token_times
