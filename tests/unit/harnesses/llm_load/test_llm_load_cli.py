@@ -177,3 +177,21 @@ def test_command_from_settings_maps_a_points_settings_to_options(tmp_path):
                         "--url", "http://h:1", "--output", str(tmp_path)]
     with pytest.raises(ConfigError, match="llm_load has no option speed; its options: .*client_bound_p99_ms"):
         cli.command_from_settings({"speed": 3}, str(tmp_path))
+
+
+def test_runs_with_the_standard_library_only(fake_server, tmp_path):
+    """As in a pod with nothing installed: no site-packages (python -S), a JSON stages file."""
+    import subprocess
+    import sys
+
+    from conftest import PACKAGE, collections_root
+
+    server = fake_server(ttft=0.002, itl=0.001)
+    stages = tmp_path / "stages.json"
+    stages.write_text(json.dumps([{"load": "poisson", "rate": 50, "max_requests": 5}]))
+    done = subprocess.run([sys.executable, "-S", "-m", PACKAGE, "--url", server.url, "--model", "fake-model", "--stages",
+                           str(stages), "--output-tokens", "3", "--output", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={"PYTHONPATH": collections_root(), "PATH": os.environ.get("PATH", "")})
+    assert done.returncode == 0, done.stderr
+    assert harness.validate_output(done.stdout)["@result"]["completed_requests"] == 5
