@@ -567,7 +567,12 @@ class ConnectionPool:
             self._failed_before_send(record, "timeout", "connect did not complete")
             return
         except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else (exc.strerror or str(exc))
+            # asyncio's refusals say "Connect call failed (address)": name the errno instead;
+            # a name that does not resolve (gaierror, negative errno) has its own text
+            if isinstance(exc, socket.gaierror) or not exc.errno or exc.errno < 0:
+                reason = exc.strerror or str(exc)
+            else:
+                reason = os.strerror(exc.errno)
             self._failed_before_send(record, "connect_error", "%s:%s: %s" % (self.target.host, self.target.port, reason))
             return
         self.connections_opened += 1

@@ -91,3 +91,19 @@ def test_sanitize_replaces_non_finite_numbers_and_says_where():
     clean = metrics.sanitize({"a": [1.0, math.nan], "b": {"c": math.inf}}, reasons)
     assert clean == {"a": [1.0, None], "b": {"c": None}}
     assert set(reasons) == {"a[1]", "b.c"}
+
+
+def test_falling_behind_the_schedule_is_client_bound_but_a_short_stage_noise_is_not():
+    # the last 5 of 1000 sends are 400 ms late: the p99 of the lag does not see it, the rate does
+    def lag(i):
+        return 0.4 if i >= 995 else 1e-4
+    stalled = [record(i, i * 0.01, i * 0.01 + lag(i), [i * 0.01 + lag(i) + 0.02], i * 0.01 + lag(i) + 0.03, usage=1)
+               for i in range(1000)]
+    summary = metrics.StageSummary(Stage("constant", rate=100, duration=10), stalled, 100.0, client_bound_p99_ms=100.0, origin=0.0)
+    assert summary.send_lag["p99"] < 0.1
+    assert summary.client_bound and "below the schedule" in summary.client_bound_reasons[0]
+    # six requests, the last one 3 ms late: 1.2 % below the rate, yet not behind by 5 ms
+    short = [record(i, i * 0.05, i * 0.05 + (0.003 if i == 5 else 0.0001), [i * 0.05 + 0.02], i * 0.05 + 0.03, usage=1)
+             for i in range(6)]
+    summary = metrics.StageSummary(Stage("constant", rate=20, max_requests=6), short, 20.0, client_bound_p99_ms=5.0, origin=0.0)
+    assert summary.achieved_rate < 0.99 * 20 and not summary.client_bound
