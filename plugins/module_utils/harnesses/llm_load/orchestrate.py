@@ -193,7 +193,7 @@ class WorkerProcess:
 def _worker_environment():
     """The parent's environment, with the directory holding ``ansible_collections`` on PYTHONPATH."""
     env = dict(os.environ)
-    package = sys.modules[__name__].__file__
+    package = os.path.abspath(sys.modules[__name__].__file__)
     root = package
     for _level in range(7):     # .../ansible_collections/perfscale/topsail/plugins/module_utils/harnesses/llm_load/x.py
         root = os.path.dirname(root)
