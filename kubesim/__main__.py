@@ -20,10 +20,20 @@ def parse_args(argv=None):
     parser.add_argument("--time-scale", type=float, default=1.0, help="simulated seconds per real second")
     parser.add_argument("--user-namespace", action="append", dest="user_namespaces",
                         help="a namespace with its own limited token (repeatable; default team-a)")
-    parser.add_argument("--run-local-pods", action="store_true", help="run every pod's command as a local process")
-    parser.add_argument("--max-local-pods", type=int, default=4)
+    parser.add_argument("--run-local-pods", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the commands of Jobs' pods as local processes (default; --no-run-local-pods: "
+                             "simulate every pod)")
+    parser.add_argument("--run-local-scope", choices=("jobs", "all"), default="jobs",
+                        help="which pods with a command run locally: those of batch/v1 Jobs (default) or all")
+    parser.add_argument("--max-local-pods", type=int, default=None,
+                        help="local processes at once (default: twice the CPUs, at least 4)")
     parser.add_argument("--pod-start-delay", type=float, default=0.5, help="simulated seconds before a pod runs")
     parser.add_argument("--disable-controller", action="append", default=[], dest="disabled_controllers")
+    parser.add_argument("--addon", action="append", default=[], dest="addons",
+                        help="an API bundle on top of the profile's (repeatable; see docs/kubesim.md)")
+    parser.add_argument("--catalog-dir", action="append", default=[], dest="catalog_dirs",
+                        help="a folder of extra OLM catalog fixtures (repeatable)")
+    parser.add_argument("--inference-url", help="default status.url of InferenceServices and LLMInferenceServices")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -34,8 +44,9 @@ def main(argv=None):
                         format="kubesim %(levelname)s %(name)s: %(message)s")
     settings = Settings(profile=args.profile, port=args.port, state_dir=args.state_dir, time_scale=args.time_scale,
                         user_namespaces=args.user_namespaces or ("team-a",), run_local_pods=args.run_local_pods,
-                        max_local_pods=args.max_local_pods, pod_start_delay=args.pod_start_delay,
-                        disabled_controllers=args.disabled_controllers)
+                        run_local_scope=args.run_local_scope, max_local_pods=args.max_local_pods,
+                        pod_start_delay=args.pod_start_delay, disabled_controllers=args.disabled_controllers,
+                        addons=args.addons, catalog_dirs=args.catalog_dirs, inference_url=args.inference_url)
     sim = KubeSim(settings)
     done = threading.Event()
 

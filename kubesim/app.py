@@ -17,10 +17,11 @@ import shutil
 import tempfile
 import threading
 
-from kubesim import certs
+from kubesim import addons, certs
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.controllers import Manager, default_registry
+from kubesim.defaults import apply_defaults
 from kubesim.faults import Faults
 from kubesim.localexec import LocalProcessRunner
 from kubesim.openapi import OpenAPI
@@ -40,19 +41,25 @@ class Settings:
     """Options of a simulated cluster (the command line flags)."""
 
     def __init__(self, profile="vanilla", port=0, state_dir=None, time_scale=1.0, user_namespaces=("team-a",),
-                 run_local_pods=False, max_local_pods=4, pod_start_delay=0.5, controllers=None,
-                 disabled_controllers=(), registry=None):
+                 run_local_pods=False, run_local_scope="jobs", max_local_pods=None, pod_start_delay=0.5,
+                 controllers=None, disabled_controllers=(), registry=None, addons=(), catalog_dirs=(),
+                 inference_url=None):
         self.profile = profile
         self.port = port
         self.state_dir = state_dir
         self.time_scale = time_scale
         self.user_namespaces = tuple(user_namespaces)
+        # in process (tests) pods are simulated unless asked; `python -m kubesim` runs Jobs' commands locally
         self.run_local_pods = run_local_pods
-        self.max_local_pods = max_local_pods
+        self.run_local_scope = run_local_scope          # "jobs": pods of batch/v1 Jobs; "all": every pod
+        self.max_local_pods = max_local_pods or max(4, 2 * (os.cpu_count() or 2))
         self.pod_start_delay = pod_start_delay
         self.controllers = controllers
         self.disabled_controllers = tuple(disabled_controllers)
         self.registry = registry
+        self.addons = tuple(addons)                    # extra API bundles (kubesim.addons), on top of the profile's
+        self.catalog_dirs = tuple(catalog_dirs)        # more OLM catalog fixtures (kubesim/catalogs format)
+        self.inference_url = inference_url             # default status.url of InferenceServices (tests' local server)
 
 
 def _namespace_label_hook(cluster, resource, old, new):
@@ -72,6 +79,7 @@ class KubeSim:
         self.cluster = Cluster(self.clock)
         self.cluster.settings = s
         self.cluster.hooks.append(_namespace_label_hook)
+        self.cluster.defaulters.append(apply_defaults)
         self.faults = Faults()
         self.cluster.faults = self.faults
         self.logs = PodLogs(self.clock)
@@ -91,6 +99,7 @@ class KubeSim:
             self.users[token] = User("kubesim-%s-user" % ns, token, namespaces=[ns])
         self.kubeconfig = os.path.join(self.directory, "kubeconfig")
         self.port = None
+        self.addons = []
 
     # -- state -----------------------------------------------------------------------------
     def _load_tokens(self):
@@ -110,8 +119,14 @@ class KubeSim:
     def snapshot(self):
         """Write the state to ``<state dir>/snapshot.json``; returns its path."""
         path = os.path.join(self.directory, SNAPSHOT)
-        self.cluster.store.snapshot(path, extra={"port": self.port, "profile": self.settings.profile})
+        self.cluster.store.snapshot(path, extra={"port": self.port, "profile": self.settings.profile,
+                                                 "addons": list(self.addons)})
         return path
+
+    def install_addon(self, name):
+        """Install an addon (``olm``, ``kserve``, ``kubeflow``, ``gpu-ready``...) into the running cluster."""
+        addons.install(self, [name], done=self.addons)
+        return self
 
     def _restore(self):
         path = os.path.join(self.directory, SNAPSHOT)
@@ -139,18 +154,10 @@ class KubeSim:
             self.server = Server(0, Api(self), cert, key)  # the previous port is taken
         self.port = self.server.server_address[1]
         self.manager = Manager(self.cluster, s.registry or default_registry(), s.controllers, s.disabled_controllers)
-        if not extra:
-            bootstrap(self.cluster, s.profile, s.user_namespaces)
-        else:
-            bootstrap(self.cluster, s.profile, s.user_namespaces)  # idempotent: adds user namespaces of new flags
-        self.manager.start()
-        for ns in self.cluster.store.list(("", "namespaces"))[0]:
-            self.manager.enqueue(self.manager.controller("namespace"), _ref(("", "namespaces"), ns)) \
-                if self.manager.controller("namespace") else None
-        for pod in self.cluster.store.list(("", "pods"))[0]:
-            controller = self.manager.controller("pods")
-            if controller:
-                controller.enqueue(_ref(("", "pods"), pod))
+        # idempotent: a reloaded state keeps its objects; aggregated APIs are served again
+        profile_addons = bootstrap(self.cluster, s.profile, s.user_namespaces)
+        self.addons = addons.install(self, list(profile_addons) + list(s.addons) + list(extra.get("addons") or ()))
+        self.manager.start()  # resyncs: reloaded objects are reconciled again
         self.write_kubeconfig()
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="kubesim-http", daemon=True)
@@ -232,7 +239,3 @@ class KubeSim:
             time.sleep(0.02)
         return False
 
-
-def _ref(key, obj):
-    from kubesim.controllers import ref_of
-    return ref_of(key, obj)

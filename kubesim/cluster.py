@@ -69,19 +69,22 @@ def load_validation_module():
 class Options:
     """Per-request options (query parameters of a write)."""
 
-    __slots__ = ("dry_run", "field_manager", "field_validation", "force", "warnings", "user_agent")
+    __slots__ = ("dry_run", "field_manager", "field_validation", "force", "warnings", "user_agent", "trusted")
 
-    def __init__(self, dry_run=False, field_manager=None, field_validation="Ignore", force=False, user_agent=None):
+    def __init__(self, dry_run=False, field_manager=None, field_validation="Ignore", force=False, user_agent=None,
+                 trusted=False):
         self.dry_run = dry_run
         self.field_manager = field_manager
         self.field_validation = field_validation
         self.force = force
         self.warnings = []
         self.user_agent = user_agent
+        # a controller's write of a built-in kind: built valid, so not validated again (custom resources still are)
+        self.trusted = trusted
 
     @classmethod
     def internal(cls, manager="kubesim"):
-        return cls(field_manager=manager, field_validation="Ignore")
+        return cls(field_manager=manager, field_validation="Ignore", trusted=True)
 
 
 def _spec_part(obj):
@@ -110,6 +113,12 @@ class Cluster:
         self.fieldsets = ssa.FieldSets(self.nav)
         self.write_lock = self.store.lock
         self.hooks = []  # callables(cluster, resource, old, new) run before a write is stored (admission)
+        # (group, plural, subresource) -> handler(cluster, resource, namespace, name, body) -> (code, object):
+        # subresources with their own REST logic (BuildConfig ``instantiate``)
+        self.subresource_handlers = {}
+        # callables(cluster, resource, old, new): API defaulting, run after server-side apply tracked the
+        # managers' fields (defaulted fields belong to no manager)
+        self.defaulters = []
         self._random = random.Random()
         self._event_lock = threading.Lock()
 
@@ -179,6 +188,8 @@ class Cluster:
 
     # -- validation ------------------------------------------------------------------------
     def _validate(self, resource, obj, options, old=None, partial=False):
+        if options.trusted and not resource.custom:
+            return
         problems = self.validator.validate(obj, strict=True)
         if partial:
             # an apply configuration is partial: required fields are checked on the merged object
@@ -287,6 +298,10 @@ class Cluster:
         for hook in self.hooks:
             hook(self, resource, old, new)
 
+    def _run_defaulters(self, resource, old, new):
+        for defaulter in self.defaulters:
+            defaulter(self, resource, old, new)
+
     def _manager(self, options, default_suffix=""):
         if options.field_manager:
             return options.field_manager
@@ -319,7 +334,7 @@ class Cluster:
                 meta.pop(key_, None)
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = self.clock.timestamp()
-            if "spec" in obj or resource.crd:
+            if "spec" in obj or resource.custom:
                 meta["generation"] = 1
             else:
                 meta.pop("generation", None)
@@ -327,12 +342,13 @@ class Cluster:
             if meta.get("managedFields") is None:
                 ssa.track_update(self.fieldsets, resource, self.nav.root(resource), None, obj,
                                  self._manager(options), self.clock.timestamp())
+            self._run_defaulters(resource, None, obj)
             if options.dry_run:
                 meta["resourceVersion"] = str(self.store.resource_version)
                 return obj
             meta["resourceVersion"] = str(self.store.next_rv())
             self.store.put(key, obj, "ADDED")
-        return copy.deepcopy(obj)
+        return obj  # the stored object: read-only, like every stored object
 
     def update(self, resource, body, namespace=None, name=None, options=None, subresource="", create_missing=False):
         options = options or Options.internal()
@@ -357,7 +373,9 @@ class Cluster:
         """Store ``obj`` as the new version of ``old`` (write lock held)."""
         meta = obj["metadata"]
         if subresource == "status":
-            new = copy.deepcopy(old)
+            # stored objects are never changed in place: the new version shares all but metadata and status
+            new = dict(old)
+            new["metadata"] = copy.deepcopy(old["metadata"])
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -383,33 +401,38 @@ class Cluster:
             raise ApiError.invalid(resource.kind, resource.group, meta["name"], [(
                 "FieldValueForbidden", "metadata.finalizers", "Forbidden: no new finalizers can be added if the object is "
                                                                "being deleted")])
-        if "generation" in old_meta or resource.crd or "spec" in obj:
+        if "generation" in old_meta or resource.custom or "spec" in obj:
             meta["generation"] = self._generation(resource, old, obj)
-        if not tracked:
+        # controllers' status writes are not tracked in managedFields (nothing applies status against them)
+        if not tracked and not (options.trusted and subresource == "status"):
             ssa.track_update(self.fieldsets, resource, self.nav.root(resource), old, obj,
                              self._manager(options, ""), self.clock.timestamp(), subresource=subresource)
         self._run_hooks(resource, old, obj)
+        if self.defaulters and subresource != "status":  # a status write keeps the (defaulted) rest as it was
+            self._run_defaulters(resource, old, obj)
+            if "generation" in old_meta or resource.custom or "spec" in obj:
+                meta["generation"] = self._generation(resource, old, obj)
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if _strip_volatile(obj) == _strip_volatile(old) and \
                 (meta.get("managedFields") == old_meta.get("managedFields") or not meta.get("managedFields")):
-            return copy.deepcopy(old)  # a no-op update keeps the resourceVersion
+            return old  # a no-op update keeps the resourceVersion (stored objects are read-only: no copy)
         if _strip_volatile(obj) == _strip_volatile(old):
             # only the managed fields' timestamps changed: keep the object as it was
-            return copy.deepcopy(old)
+            return old
         if options.dry_run:
             return obj
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             meta["resourceVersion"] = str(self.store.next_rv())
             self.store.remove(resource.storage_key, obj)
-            return copy.deepcopy(obj)
+            return obj
         meta["resourceVersion"] = str(self.store.next_rv())
         self.store.put(resource.storage_key, obj, "MODIFIED")
-        return copy.deepcopy(obj)
+        return obj
 
     def patch(self, resource, namespace, name, patch_body, patch_type, options=None, subresource=""):
         """Apply a patch of ``patch_type`` (json, merge, strategic, apply); returns (obj, created)."""
         options = options or Options.internal()
-        if patch_type == "strategic" and resource.crd:
+        if patch_type == "strategic" and resource.custom:
             # CRs have no Go struct with patch tags (API conventions: strategic merge patch is for built-in types)
             raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media "
                                                        "types include: application/json-patch+json, "
@@ -491,13 +514,19 @@ class Cluster:
     def mutate(self, resource, namespace, name, change, subresource="", options=None):
         """Controllers: read-modify-write under the write lock; ``change(obj)`` edits a copy in place.
 
-        Returns the stored object, or None when the object does not exist.
+        Returns the stored object (read-only), or None when the object does not exist. For
+        ``subresource="status"`` only ``metadata`` and ``status`` are copies: ``change`` must not edit the rest.
         """
         with self.write_lock:
             old = self.store.get(resource.storage_key, namespace if resource.namespaced else "", name)
             if old is None:
                 return None
-            obj = copy.deepcopy(old)
+            if subresource == "status":
+                obj = dict(old, metadata=copy.deepcopy(old["metadata"]))
+                if "status" in old:
+                    obj["status"] = copy.deepcopy(old["status"])
+            else:
+                obj = copy.deepcopy(old)
             if change(obj) is False:
                 return obj
             obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]

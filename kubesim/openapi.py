@@ -164,7 +164,7 @@ class OpenAPI:
         self._generation = None
 
     def _core_name(self, resource):
-        if resource.crd:
+        if resource.custom:
             return None
         return self.cluster.validator.core_definition_name(resource.api_version, resource.kind)
 

@@ -22,7 +22,7 @@ class SchemaNav:
         self.validator = validator
 
     def root(self, resource):
-        if resource.crd:
+        if resource.custom:
             return resource.schema or {}
         name = self.validator.core_definition_name(resource.api_version, resource.kind)
         return {"$ref": "#/$defs/" + name} if name else {}

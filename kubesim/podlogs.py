@@ -9,9 +9,14 @@ class PodLogs:
         self.clock = clock
         self._cond = threading.Condition()
         self._logs = {}     # (namespace, pod, container) -> {"current": [(ts, line)], "previous": [...], "open": bool}
+        self._pods = {}     # (namespace, pod) -> {container}
 
     def _entry(self, key):
-        return self._logs.setdefault(key, {"current": [], "previous": [], "open": True})
+        entry = self._logs.get(key)
+        if entry is None:
+            entry = self._logs[key] = {"current": [], "previous": [], "open": True}
+            self._pods.setdefault(key[:2], set()).add(key[2])
+        return entry
 
     def append(self, namespace, pod, container, line):
         with self._cond:
@@ -27,19 +32,30 @@ class PodLogs:
             entry["previous"], entry["current"], entry["open"] = entry["current"], [], True
             self._cond.notify_all()
 
+    def terminated(self, namespace, pod, container):
+        """The container instance ended (it will restart): its log is also the ``previous`` one from now on."""
+        with self._cond:
+            entry = self._entry((namespace, pod, container))
+            entry["previous"] = list(entry["current"])
+            self._cond.notify_all()
+
+    def _containers_of(self, namespace, pod):
+        return self._pods.get((namespace, pod), ())
+
     def close(self, namespace, pod, container=None):
         """The container stopped: followers end after the last line."""
         with self._cond:
-            for key, entry in self._logs.items():
-                if key[:2] == (namespace, pod) and (container is None or key[2] == container):
-                    entry["open"] = False
+            for name in list(self._containers_of(namespace, pod)):
+                if container is None or name == container:
+                    self._logs[(namespace, pod, name)]["open"] = False
             self._cond.notify_all()
 
     def drop(self, namespace, pod):
         with self._cond:
-            for key in [k for k in self._logs if k[:2] == (namespace, pod)]:
-                self._logs[key]["open"] = False
-                del self._logs[key]
+            for name in list(self._pods.pop((namespace, pod), ())):
+                entry = self._logs.pop((namespace, pod, name), None)
+                if entry is not None:
+                    entry["open"] = False
             self._cond.notify_all()
 
     def lines(self, namespace, pod, container, previous=False, tail=None, timestamps=False):

@@ -1,37 +1,75 @@
-"""Cluster profiles: the nodes and objects a fresh kubesim starts with.
+"""Cluster profiles: the nodes, objects and API bundles a fresh kubesim starts with.
 
-``vanilla``: one control-plane node and three workers, two of them with an
-NVIDIA GPU (NFD label ``feature.node.kubernetes.io/pci-10de.present=true`` and
-``nvidia.com/gpu`` capacity); namespaces ``default``, ``kube-system``,
+``vanilla``: one control-plane node (tainted ``NoSchedule``) and three workers,
+two of them with four NVIDIA GPUs each; namespaces ``default``, ``kube-system``,
 ``kube-public``, ``kube-node-lease`` and the user namespaces; a default
-StorageClass. ``openshift``: the same (OpenShift kinds come later; the profile
-marks its nodes with the OpenShift node-role labels).
+StorageClass. ``openshift``: the same nodes with OpenShift's labels, plus the
+addons ``openshift`` (its APIs and cluster objects), ``olm`` (OLM with the
+``redhat-operators``/``certified-operators``/``community-operators`` catalogs)
+and ``gateway-api``.
+
+GPU nodes do not advertise their GPUs: as on a real node, nothing does until
+NFD labels the PCI devices (``feature.node.kubernetes.io/pci-10de.present``)
+and the GPU operator's device plugin registers ``nvidia.com/gpu``. A node
+declares its hardware in the annotation ``kubesim.perfscale.io/pci-devices``
+(a JSON list of ``{"class", "vendor", "device", "count", "product", "memoryMiB"}``);
+the ``gpu-ready`` addon applies NFD's and the GPU operator's results at start.
 """
 
-PROFILES = ("vanilla", "openshift")
+import json
+
+from kubesim.errors import ApiError
+
+PCI_DEVICES = "kubesim.perfscale.io/pci-devices"
+
+# cloud instance types kubesim knows: capacity and PCI devices (MachineSets create nodes of these types)
+INSTANCE_TYPES = {
+    "m5.xlarge": {"cpu": 4, "memory": "16Gi"},
+    "m5.2xlarge": {"cpu": 8, "memory": "32Gi"},
+    "m6i.xlarge": {"cpu": 4, "memory": "16Gi"},
+    "m6i.2xlarge": {"cpu": 8, "memory": "32Gi"},
+    "m6i.4xlarge": {"cpu": 16, "memory": "64Gi"},
+    "m6i.8xlarge": {"cpu": 32, "memory": "128Gi"},
+    "g5.xlarge": {"cpu": 4, "memory": "16Gi", "gpus": (1, "2237", "NVIDIA-A10G", 23028)},
+    "g5.2xlarge": {"cpu": 8, "memory": "32Gi", "gpus": (1, "2237", "NVIDIA-A10G", 23028)},
+    "g5.12xlarge": {"cpu": 48, "memory": "192Gi", "gpus": (4, "2237", "NVIDIA-A10G", 23028)},
+    "g6e.12xlarge": {"cpu": 48, "memory": "384Gi", "gpus": (4, "26b9", "NVIDIA-L40S", 46068)},
+    "p4d.24xlarge": {"cpu": 96, "memory": "1152Gi", "gpus": (8, "20b0", "NVIDIA-A100-SXM4-40GB", 40960)},
+    "p5.48xlarge": {"cpu": 192, "memory": "2048Gi", "gpus": (8, "2330", "NVIDIA-H100-80GB-HBM3", 81559)},
+}
 
 
-def _node(name, roles, gpus=0, cpu="16", memory="64Gi", extra_labels=None, taints=None):
+def pci_devices(instance_type):
+    spec = INSTANCE_TYPES.get(instance_type) or {}
+    devices = [{"class": "0200", "vendor": "1d0f", "device": "ec20", "count": 1, "product": "ENA"}]
+    if spec.get("gpus"):
+        count, device, product, memory = spec["gpus"]
+        devices.append({"class": "0302", "vendor": "10de", "device": device, "count": count, "product": product,
+                        "memoryMiB": memory})
+    return devices
+
+
+def node_body(name, roles, instance_type, extra_labels=None, taints=None, ready=True, annotations=None):
+    """A Node as a kubelet registers it (capacity from the instance type, no GPU resource yet)."""
+    spec = INSTANCE_TYPES[instance_type]
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-              "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
+              "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+              "node.kubernetes.io/instance-type": instance_type, "beta.kubernetes.io/instance-type": instance_type,
+              "topology.kubernetes.io/region": "us-east-1", "topology.kubernetes.io/zone": "us-east-1a"}
     for role in roles:
         labels["node-role.kubernetes.io/%s" % role] = ""
-    capacity = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
-    if gpus:
-        labels.update({"feature.node.kubernetes.io/pci-10de.present": "true",
-                       "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB",
-                       "nvidia.com/gpu.count": str(gpus)})
-        capacity["nvidia.com/gpu"] = str(gpus)
     labels.update(extra_labels or {})
-    node = {"metadata": {"name": name, "labels": labels},
-            "spec": {"podCIDR": "10.128.0.0/24"},
+    capacity = {"cpu": str(spec["cpu"]), "memory": spec["memory"], "pods": "250", "ephemeral-storage": "120Gi",
+                "hugepages-1Gi": "0", "hugepages-2Mi": "0"}
+    address = "10.0.%d.%d" % (sum(map(ord, name)) % 200, len(name) + 10)
+    node = {"metadata": {"name": name, "labels": labels,
+                         "annotations": dict({PCI_DEVICES: json.dumps(pci_devices(instance_type))}, **(annotations or {}))},
+            "spec": {"podCIDR": "10.128.%d.0/24" % (sum(map(ord, name)) % 250), "providerID": "kubesim:///%s" % name},
             "status": {"capacity": capacity, "allocatable": dict(capacity),
-                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                       "message": "kubelet is posting ready status"}],
-                       "addresses": [{"type": "InternalIP", "address": "192.168.0.%d" % (10 + hash(name) % 200)},
-                                     {"type": "Hostname", "address": name}],
+                       "conditions": [_ready_condition(ready)],
+                       "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
                        "nodeInfo": {"kubeletVersion": "v1.35.0-kubesim", "kubeProxyVersion": "v1.35.0-kubesim",
-                                    "containerRuntimeVersion": "kubesim://1.0", "operatingSystem": "linux",
+                                    "containerRuntimeVersion": "cri-o://1.35.0", "operatingSystem": "linux",
                                     "architecture": "amd64", "osImage": "kubesim", "kernelVersion": "6.1.0",
                                     "machineID": name, "systemUUID": name, "bootID": name}}}
     if taints:
@@ -39,37 +77,69 @@ def _node(name, roles, gpus=0, cpu="16", memory="64Gi", extra_labels=None, taint
     return node
 
 
-def nodes_for(profile):
-    if profile not in PROFILES:
-        raise ValueError("unknown profile %r (known: %s)" % (profile, ", ".join(PROFILES)))
-    worker_role = ["worker"]
-    extra = {"node.openshift.io/os_id": "rhcos"} if profile == "openshift" else {}
-    return [
-        _node("control-plane-0", ["control-plane", "master"] if profile == "openshift" else ["control-plane"],
-              cpu="8", memory="32Gi", extra_labels=extra,
-              taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
-        _node("worker-0", worker_role, extra_labels=extra),
-        _node("worker-gpu-0", worker_role, gpus=4, cpu="64", memory="512Gi", extra_labels=extra),
-        _node("worker-gpu-1", worker_role, gpus=4, cpu="64", memory="512Gi", extra_labels=extra),
-    ]
+def _ready_condition(ready):
+    if ready:
+        return {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+    return {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+            "message": "container runtime network not ready: NetworkReady=false"}
 
 
-def bootstrap(cluster, profile, user_namespaces=()):
-    """Create the profile's objects (once: a reloaded state already has them)."""
-    from kubesim.errors import ApiError
+class Profile:
+    def __init__(self, name, node_labels=None, control_plane_roles=("control-plane",), addons=()):
+        self.name = name
+        self.node_labels = dict(node_labels or {})
+        self.control_plane_roles = list(control_plane_roles)
+        self.addons = tuple(addons)
 
-    def ensure(api_version, kind, body, namespace=None, keep_status=False):
-        resource = cluster.resource(api_version, kind)
-        try:
-            cluster.create(resource, body, namespace, keep_status=keep_status)
-        except ApiError as exc:
-            if exc.code != 409:
-                raise
+    def nodes(self):
+        extra = self.node_labels
+        return [
+            node_body("control-plane-0", self.control_plane_roles, "m6i.2xlarge", extra,
+                      taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
+            node_body("worker-0", ["worker"], "m6i.4xlarge", extra),
+            node_body("worker-gpu-0", ["worker"], "g6e.12xlarge", extra),
+            node_body("worker-gpu-1", ["worker"], "g6e.12xlarge", extra),
+        ]
 
-    for name in ("default", "kube-system", "kube-public", "kube-node-lease") + tuple(user_namespaces):
-        ensure("v1", "Namespace", {"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}})
-    for node in nodes_for(profile):
-        ensure("v1", "Node", node, keep_status=True)
-    ensure("storage.k8s.io/v1", "StorageClass", {
+
+PROFILE_TABLE = {
+    "vanilla": Profile("vanilla"),
+    "openshift": Profile("openshift", node_labels={"node.openshift.io/os_id": "rhcos"},
+                         control_plane_roles=("control-plane", "master"),
+                         addons=("openshift", "olm", "gateway-api")),
+}
+PROFILES = tuple(PROFILE_TABLE)
+
+
+def profile(name):
+    if name not in PROFILE_TABLE:
+        raise ValueError("unknown profile %r (known: %s)" % (name, ", ".join(PROFILES)))
+    return PROFILE_TABLE[name]
+
+
+def nodes_for(name):
+    return profile(name).nodes()
+
+
+def ensure(cluster, api_version, kind, body, namespace=None, keep_status=False):
+    """Create ``body`` unless it exists (bootstrap objects: a reloaded state already has them)."""
+    resource = cluster.resource(api_version, kind)
+    try:
+        return cluster.create(resource, body, namespace, keep_status=keep_status)
+    except ApiError as exc:
+        if exc.code != 409:
+            raise
+        return None
+
+
+def bootstrap(cluster, name, user_namespaces=()):
+    """Create the profile's objects (once: a reloaded state already has them); returns its addons."""
+    chosen = profile(name)
+    for ns in ("default", "kube-system", "kube-public", "kube-node-lease") + tuple(user_namespaces):
+        ensure(cluster, "v1", "Namespace", {"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
+    for node in chosen.nodes():
+        ensure(cluster, "v1", "Node", node, keep_status=True)
+    ensure(cluster, "storage.k8s.io/v1", "StorageClass", {
         "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
         "provisioner": "kubesim.perfscale.io/hostpath", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"})
+    return chosen.addons

@@ -22,7 +22,7 @@ class Resource:
 
     def __init__(self, group, version, kind, plural, namespaced, short_names=(), categories=(),
                  subresources=(), verbs=None, singular=None, crd=None, scale_paths=None,
-                 printer_columns=None, schema=None):
+                 printer_columns=None, schema=None, aggregated=False, provider=None, alias_of=None):
         self.group = group
         self.version = version
         self.kind = kind
@@ -37,6 +37,13 @@ class Resource:
         self.scale_paths = scale_paths  # (specReplicasPath, statusReplicasPath, labelSelectorPath)
         self.printer_columns = printer_columns or []
         self.schema = schema            # CRD openAPIV3Schema (core kinds: None, see the validator)
+        # served by an aggregated API server on a real cluster (OpenShift's openshift-apiserver,
+        # OLM's packageserver): typed by a CRD-shaped schema, but no CustomResourceDefinition object
+        self.aggregated = aggregated
+        # virtual reads: an object with ``get(namespace, name)`` and ``list(namespace)`` (nothing stored)
+        self.provider = provider
+        # ``(api_version, kind)`` of the kind the objects are stored as (a Project is a Namespace)
+        self.alias_of = alias_of
 
     @property
     def api_version(self):
@@ -51,6 +58,11 @@ class Resource:
     def group_resource(self):
         """``pods`` or ``deployments.apps``: how error messages name the resource."""
         return "%s.%s" % (self.plural, self.group) if self.group else self.plural
+
+    @property
+    def custom(self):
+        """Typed by a CRD-shaped schema (CRDs and aggregated APIs), not by a core definition."""
+        return bool(self.crd) or self.aggregated
 
     @property
     def has_status(self):
@@ -104,6 +116,7 @@ SUBRESOURCE_KINDS = {
     "binding": (("", "v1", "Binding"), ["create"]),
     "eviction": (("policy", "v1", "Eviction"), ["create"]),
     "finalize": (("", "v1", "Namespace"), ["update"]),
+    "instantiate": (("build.openshift.io", "v1", "Build"), ["create"]),
 }
 
 # the preferred version of each group, in discovery order
@@ -124,6 +137,7 @@ class Registry:
         self._by_gvr = {}
         self._order = []
         self.generation = 0  # bumped on every change: discovery and OpenAPI caches key on it
+        self._by_key_cache = None
         for resource in resources if resources is not None else builtin_resources():
             self.add(resource)
 
@@ -163,10 +177,15 @@ class Registry:
 
     def for_storage_key(self, group, plural):
         """Any served version of ``group``/``plural`` (the first registered)."""
-        for resource in self.all():
-            if resource.group == group and resource.plural == plural:
-                return resource
-        return None
+        cache = self._by_key_cache
+        if cache is None or cache[0] != self.generation:
+            with self._lock:
+                table = {}
+                for key in self._order:
+                    resource = self._by_gvr[key]
+                    table.setdefault((resource.group, resource.plural), resource)
+                cache = self._by_key_cache = (self.generation, table)
+        return cache[1].get((group, plural))
 
     def group_versions(self):
         """``{group: [versions...]}`` in discovery order (core group is ``""``)."""
@@ -210,6 +229,28 @@ class Registry:
                 subresources=subresources, singular=names.get("singular") or names["kind"].lower(),
                 crd=name, scale_paths=scale_paths,
                 printer_columns=version.get("additionalPrinterColumns") or [], schema=schema))
+
+    def add_api(self, crd, provider=None, verbs=None, alias_of=None):
+        """Serve the kinds of a CRD-shaped document as an aggregated API (no CRD object is stored)."""
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        for version in spec.get("versions") or ():
+            if not version.get("served", True):
+                continue
+            sub = version.get("subresources") or {}
+            subresources = [name for name in ("status", "scale") if name in sub]
+            subresources += [name for name in sub if name not in ("status", "scale")]
+            scale = sub.get("scale") or {}
+            self.add(Resource(
+                spec["group"], version["name"], names["kind"], names["plural"],
+                spec.get("scope", "Namespaced") == "Namespaced",
+                short_names=names.get("shortNames") or (), categories=names.get("categories") or (),
+                subresources=subresources, singular=names.get("singular") or names["kind"].lower(),
+                verbs=verbs, scale_paths=(scale.get("specReplicasPath"), scale.get("statusReplicasPath"),
+                                          scale.get("labelSelectorPath")) if "scale" in sub else None,
+                printer_columns=version.get("additionalPrinterColumns") or [],
+                schema=((version.get("schema") or {}).get("openAPIV3Schema")) or {},
+                aggregated=True, provider=provider, alias_of=alias_of))
 
     # -- discovery documents (API conventions: discovery; aggregated discovery v2) -------
     def resource_list(self, group, version):

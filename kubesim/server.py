@@ -20,7 +20,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from kubesim import tables
+from kubesim import protobuf, tables
 from kubesim.cluster import PATCH_TYPES, Options
 from kubesim.errors import ApiError
 
@@ -64,9 +64,16 @@ class Request:
         if not self.body:
             raise ApiError.bad_request("the body of the request is empty")
         ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            # kubectl's typed generators (create configmap|secret|deployment|...) send protobuf
+            try:
+                return protobuf.decode(self.body)
+            except protobuf.ProtobufError as exc:
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request could not be decoded: %s" % exc)
         if "protobuf" in ctype or "cbor" in ctype:
             raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - accepted '
-                                                       'media types include: application/json, application/yaml')
+                                                       'media types include: application/json, application/yaml, '
+                                                       'application/vnd.kubernetes.protobuf')
 
         def pairs(items):
             result = {}
@@ -182,7 +189,70 @@ class Api:
         self.sim.faults.before_request({"verb": verb, "group": group, "resource": plural, "namespace": namespace,
                                         "name": name, "user": request.user.name, "path": request.path,
                                         "subresource": sub})
+        if not sub and verb not in resource.verbs:
+            # discovery lists the verbs; others are 405 MethodNotAllowed (e.g. packagemanifests: get, list)
+            raise ApiError.method_not_allowed()
+        handler = self.cluster.subresource_handlers.get((resource.group, resource.plural, sub)) if sub else None
+        if handler is not None:
+            options = self._options(request)
+            body = self._read_body(request, options) if request.body else {}
+            code, obj = handler(self.cluster, resource, namespace, name, body)
+            return Response(code, obj)
+        if resource.alias_of:
+            return self._dispatch_alias(request, verb, resource, namespace, name, sub)
+        if resource.provider is not None:
+            return self._dispatch_virtual(request, verb, resource, namespace, name)
         return self._dispatch(request, verb, resource, namespace, name, sub)
+
+    # -- aggregated kinds that are views (a Project is a Namespace) or computed (PackageManifest) --
+    def _dispatch_alias(self, request, verb, resource, namespace, name, sub):
+        target = self.cluster.resource(*resource.alias_of)
+
+        def convert(node, kind_from, kind_to, version_to):
+            if isinstance(node, dict):
+                if node.get("kind") in (kind_from, kind_from + "List") and "apiVersion" in node:
+                    node = dict(node, kind=node["kind"].replace(kind_from, kind_to, 1), apiVersion=version_to)
+                    if "items" in node:
+                        node["items"] = [convert(i, kind_from, kind_to, version_to) for i in node["items"]]
+                elif node.get("type") and isinstance(node.get("object"), dict):
+                    node = dict(node, object=convert(node["object"], kind_from, kind_to, version_to))
+            return node
+
+        if request.body and request.method in ("POST", "PUT"):
+            try:
+                body = json.loads(request.body)
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                request.body = json.dumps(convert(body, resource.kind, target.kind, target.api_version)).encode()
+        response = self._dispatch(request, verb, target, namespace, name, sub)
+        if isinstance(response, Stream):
+            chunks = response.chunks
+            response.chunks = (json.dumps(convert(json.loads(c), target.kind, resource.kind, resource.api_version),
+                                          separators=(",", ":")).encode() + b"\n" for c in chunks)
+        elif isinstance(response.body, dict):
+            response.body = convert(response.body, target.kind, resource.kind, resource.api_version)
+        return response
+
+    def _dispatch_virtual(self, request, verb, resource, namespace, name):
+        from kubesim import selectors
+        provider = resource.provider
+        if verb == "get":
+            obj = provider.get(namespace, name)
+            if obj is None:
+                raise ApiError.not_found(resource, name)
+            return self._object_response(request, resource, obj)
+        query = request.query
+        labels = selectors.parse_label_selector(query.get("labelSelector")) if query.get("labelSelector") else None
+        fields = selectors.parse_field_selector(query.get("fieldSelector")) if query.get("fieldSelector") else None
+        items = [obj for obj in provider.list(namespace)
+                 if (labels is None or selectors.matches_labels(labels, obj["metadata"].get("labels")))
+                 and (fields is None or selectors.matches_fields(fields, obj))]
+        rv = self.cluster.store.resource_version
+        if self._wants_table(request):
+            return Response(200, tables.table(resource, items, rv, self.cluster.clock.time()))
+        return Response(200, {"kind": resource.kind + "List", "apiVersion": resource.api_version,
+                              "metadata": {"resourceVersion": str(rv)}, "items": items})
 
     @staticmethod
     def _verb(request, name):
@@ -248,6 +318,16 @@ class Api:
         match = re.match(r"^/kubesim/faults/(\d+)$", path)
         if match and request.method == "DELETE":
             return Response(200, {"removed": faults.remove(int(match.group(1)))})
+        if path == "/kubesim/addons" and request.method == "GET":
+            from kubesim.addons import default_addons
+            return Response(200, {"installed": list(self.sim.addons), "available": default_addons().names()})
+        match = re.match(r"^/kubesim/addons/([a-z0-9-]+)$", path)
+        if match and request.method == "POST":
+            try:
+                self.sim.install_addon(match.group(1))
+            except ValueError as exc:
+                raise ApiError.bad_request(str(exc))
+            return Response(200, {"installed": list(self.sim.addons)})
         if path == "/kubesim/snapshot" and request.method == "POST":
             written = self.sim.snapshot()
             return Response(200, {"snapshot": written})
@@ -487,7 +567,7 @@ class Api:
         def scale_of(obj):
             meta = obj["metadata"]
             selector = get_path(obj, selector_path)
-            if selector is None and resource.crd is None:
+            if selector is None and not resource.custom:
                 match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
                 selector = ",".join("%s=%s" % kv for kv in sorted(match.items()))
             return {"kind": "Scale", "apiVersion": "autoscaling/v1",

@@ -6,7 +6,10 @@
         run(["kubectl", ...], env={"KUBECONFIG": sim.kubeconfig})
 
     with kubesim_cluster(subprocess=True) as sim:        # `python -m kubesim` child process
-        ...
+        ...                                              # (runs Jobs' commands locally by default)
+
+    with kubesim_cluster(profile="openshift", time_scale=50, addons=["kserve"], run_local_pods=True) as sim:
+        ...                                              # settings: kubesim.app.Settings / the flags
 
 ``sim`` has ``kubeconfig``, ``url``, ``admin_token``, ``user_tokens`` and, in
 process, the whole :class:`kubesim.app.KubeSim` API (``faults``, ``cluster``...).
@@ -20,6 +23,9 @@ import sys
 import tempfile
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Settings lists and the repeatable `python -m kubesim` flag of each item
+REPEATED_FLAGS = {"addons": "--addon", "catalog_dirs": "--catalog-dir", "user_namespaces": "--user-namespace",
+                  "disabled_controllers": "--disable-controller"}
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
@@ -70,7 +76,12 @@ def kubesim_cluster(subprocess=False, **settings):
             flag = "--" + key.replace("_", "-")
             if value is True:
                 args.append(flag)
-            elif value not in (None, False):
+            elif value is False:
+                args.append("--no-" + flag[2:])  # boolean flags (--run-local-pods / --no-run-local-pods)
+            elif isinstance(value, (list, tuple)):
+                for item in value:  # repeatable flags (addons -> --addon X --addon Y)
+                    args += [REPEATED_FLAGS.get(key, flag), str(item)]
+            elif value is not None:
                 args += [flag, str(value)]
         with tempfile.TemporaryDirectory(prefix="kubesim-test-") as tmp:
             sim = _ChildSim(args, settings.get("state_dir") or tmp)

@@ -142,8 +142,20 @@ class Manager:
     def start(self):
         for controller in self.controllers:
             controller.start()
+        self.resync()
         self._thread = threading.Thread(target=self._run, name="kubesim-controllers", daemon=True)
         self._thread.start()
+
+    def resync(self):
+        """Offer every stored object to the controllers watching its kind (an informer's initial list).
+
+        Objects reloaded from a snapshot sent no events: this resumes their reconciliation.
+        """
+        store = self.cluster.store
+        with store.lock:
+            for key in list(self._by_key):
+                for obj in store.list(key)[0]:
+                    self._dispatch("ADDED", key, obj, None)
 
     def stop(self):
         with self._cond:

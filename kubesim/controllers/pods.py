@@ -1,6 +1,8 @@
 """A minimal kubelet + scheduler: pods get a node, start, run and finish.
 
-Annotations (prefix ``kubesim.perfscale.io/``) drive a simulated pod:
+Annotations (prefix ``kubesim.perfscale.io/``) drive a simulated pod; they come
+from the pod's own metadata, so a Deployment's, Job's or PyTorchJob's pod
+template annotations reach every pod it creates:
 
 - ``outcome``: ``Running`` (stays running; the default for ``restartPolicy: Always``),
   ``Succeeded`` (the default for ``Never``/``OnFailure``), ``Failed``,
@@ -9,31 +11,44 @@ Annotations (prefix ``kubesim.perfscale.io/``) drive a simulated pod:
 - ``start-delay-s``: simulated seconds from creation to Running (server default);
 - ``exit-code``: the exit code of a Failed container (default 1);
 - ``log``: text written to the container log when it starts (one line per line);
-- ``run-local: "true"``: run the first container's ``command`` + ``args`` as a
+- ``trainer-summary``: a JSON object; rank-0 pods log a Hugging Face Trainer run
+  ending with it (:mod:`kubesim.trainerlog`; ``trainer-steps``: loss records, default 4);
+- ``ready``: ``"false"``: the container runs but never becomes Ready (a failing
+  readiness probe); ``ready-delay-s``: simulated seconds from start to Ready;
+- ``run-local``: ``"true"``: run the first container's ``command`` + ``args`` as a
   local process (see :mod:`kubesim.localexec`); its exit code decides
-  Succeeded/Failed and its output is the log. ``--run-local-pods`` does this
-  for every pod.
+  Succeeded/Failed and its output is the log; ``"false"``: never. With
+  ``--run-local-pods`` (the default of ``python -m kubesim``) the pods of Jobs
+  that have a command run locally (``--run-local-scope all``: every pod with a command).
 
-Scheduling: the first Ready, schedulable node whose labels match
-``nodeSelector`` and whose allocatable ``nvidia.com/gpu`` covers the pod's
-requests, least loaded first; otherwise the pod stays Pending
-(``PodScheduled=False``, reason ``Unschedulable``) and is retried.
+Scheduling (:mod:`kubesim.scheduling`): node selector, required node affinity,
+taints and tolerations, resource requests (``cpu``, ``memory``, ``pods``,
+``nvidia.com/gpu``...) against allocatable; an unschedulable pod stays Pending
+with ``PodScheduled=False`` (reason ``Unschedulable``, the scheduler's message)
+and a ``FailedScheduling`` event, and is retried when nodes change or pods finish.
 """
 
 import base64
+import collections
 import os
+import re
+import shutil
 
+from kubesim import scheduling, trainerlog
 from kubesim.clock import parse_timestamp
 from kubesim.controllers.base import Controller, Ref
+from kubesim.controllers.util import annotation, float_annotation
 
 PODS = ("", "pods")
 NODES = ("", "nodes")
 PREFIX = "kubesim.perfscale.io/"
 GPU = "nvidia.com/gpu"
+RETRY_UNSCHEDULABLE_S = 30.0  # kube-scheduler flushes unschedulable pods periodically
+RETRY_ON_FREED = 8            # pods retried when one pod stops using a node
 
 
 def _annotation(pod, name, default=None):
-    return ((pod["metadata"].get("annotations") or {}).get(PREFIX + name, default))
+    return annotation(pod, name, default)
 
 
 def _float(value, default):
@@ -43,43 +58,47 @@ def _float(value, default):
         return default
 
 
-def _quantity(value):
-    try:
-        return float(str(value).rstrip("m")) / (1000 if str(value).endswith("m") else 1)
-    except ValueError:
-        return 0.0
-
-
-def _gpu_request(pod):
-    total = 0.0
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        resources = container.get("resources") or {}
-        total += _quantity((resources.get("limits") or {}).get(GPU) or (resources.get("requests") or {}).get(GPU) or 0)
-    return total
-
-
 class PodController(Controller):
     name = "pods"
-    watches = (PODS,)
+    watches = (PODS, NODES)
 
     def __init__(self, cluster, manager):
         super().__init__(cluster, manager)
         settings = getattr(cluster, "settings", None)
         self.start_delay = getattr(settings, "pod_start_delay", 0.5)
-        self.run_all_local = getattr(settings, "run_local_pods", False)
+        self.run_local_default = getattr(settings, "run_local_pods", False)
+        self.run_local_scope = getattr(settings, "run_local_scope", "jobs")
         self.runner = getattr(cluster, "runner", None)
         self.logs = cluster.logs
+        self.usage = scheduling.NodeUsage()
         self._exits = {}
+        self._unschedulable = collections.OrderedDict()   # Ref -> None, oldest first
+        self._waiting_local = collections.OrderedDict()   # Ref -> None: waiting for a local process slot
+        self._which = {}                                   # (command, PATH) -> found
 
     # -- events ----------------------------------------------------------------------------
+    def start(self):
+        with self.cluster.store.lock:
+            for pod in self.cluster.store.list(PODS)[0]:
+                self.usage.update(pod)
+
     def on_event(self, event):
+        if event.key == NODES:
+            return list(self._unschedulable)
         meta = event.obj["metadata"]
+        ref = Ref(PODS, meta.get("namespace"), meta["name"])
+        freed = self.usage.update(event.obj, deleted=event.type == "DELETED")
+        refs = [ref]
+        if freed:
+            refs += list(self._unschedulable)[:RETRY_ON_FREED]
         if event.type == "DELETED":
+            self._unschedulable.pop(ref, None)
+            self._waiting_local.pop(ref, None)
             if self.runner is not None:
                 self.runner.kill(meta["uid"])
             self.logs.drop(meta.get("namespace"), meta["name"])
-            return []
-        return [Ref(event.key, meta.get("namespace"), meta["name"])]
+            return refs[1:]
+        return refs
 
     def stop(self):
         if self.runner is not None:
@@ -97,43 +116,68 @@ class PodController(Controller):
         return [c["name"] for c in (pod.get("spec") or {}).get("containers") or ()]
 
     def _local(self, pod):
-        return self.runner is not None and (self.run_all_local or str(_annotation(pod, "run-local", "")).lower() == "true")
+        """Run this pod as a local process? (annotation first, then the server's policy)."""
+        if self.runner is None:
+            return False
+        explicit = str(_annotation(pod, "run-local", "")).lower()
+        if explicit in ("true", "false"):
+            return explicit == "true"
+        if not self.run_local_default:
+            return False
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+        if not container.get("command"):
+            return False  # the image's entrypoint cannot run here: simulated
+        if self.run_local_scope == "all":
+            return True
+        return any(o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1"
+                   for o in pod["metadata"].get("ownerReferences") or ())
 
     def _outcome(self, pod):
         default = "Running" if (pod.get("spec") or {}).get("restartPolicy", "Always") == "Always" else "Succeeded"
         return _annotation(pod, "outcome", default)
 
     # -- scheduling ------------------------------------------------------------------------
-    def _schedule(self, pod):
-        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-        gpus = _gpu_request(pod)
+    def _schedule(self, ref, pod, now):
         nodes, _ = self.cluster.store.list(NODES)
-        load = {}
-        for other in self.cluster.store.list(PODS)[0]:
-            node = (other.get("spec") or {}).get("nodeName")
-            if node and (other.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-                load[node] = load.get(node, 0.0) + _gpu_request(other) * 1000 + 1
-        candidates = []
-        for node in nodes:
-            labels = node["metadata"].get("labels") or {}
-            if (node.get("spec") or {}).get("unschedulable") or any(labels.get(k) != v for k, v in selector.items()):
-                continue
-            taints = [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == "NoSchedule"]
-            tolerations = (pod.get("spec") or {}).get("tolerations") or ()
-            if any(not any(tol.get("operator") == "Exists" and (not tol.get("key") or tol.get("key") == t.get("key"))
-                           or tol.get("key") == t.get("key") for tol in tolerations) for t in taints):
-                continue
-            capacity = _quantity(((node.get("status") or {}).get("allocatable") or {}).get(GPU, 0))
-            used = sum(_gpu_request(p) for p in self.cluster.store.list(PODS)[0]
-                       if (p.get("spec") or {}).get("nodeName") == node["metadata"]["name"]
-                       and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
-            if gpus and capacity - used < gpus:
-                continue
-            candidates.append((load.get(node["metadata"]["name"], 0.0), node["metadata"]["name"]))
-        return min(candidates)[1] if candidates else None
+        node, message = scheduling.schedule(pod, nodes, self.usage)
+        if node is None:
+            self._unschedulable[ref] = None
+
+            def unschedulable(obj):
+                status = obj.setdefault("status", {})
+                previous = next((c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), {})
+                if status.get("phase") == "Pending" and previous.get("message") == message:
+                    return False
+                status["phase"] = "Pending"
+                status["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                         "message": message, "lastProbeTime": None,
+                                         "lastTransitionTime": previous.get("lastTransitionTime") or now}]
+                status.setdefault("qosClass", scheduling.qos_class(obj))
+                return True
+            changed = self._status(ref, unschedulable)
+            if changed is not None and (changed.get("metadata") or {}).get("resourceVersion") != pod["metadata"]["resourceVersion"]:
+                self.cluster.record_event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
+            return RETRY_UNSCHEDULABLE_S
+        self._unschedulable.pop(ref, None)
+
+        def bind(obj):
+            obj["spec"]["nodeName"] = node
+        self.cluster.mutate(self.pods, ref.namespace, ref.name, bind)
+        self.cluster.record_event(pod, "Scheduled", "Successfully assigned %s/%s to %s" % (ref.namespace, ref.name, node),
+                                  component="default-scheduler")
+        return 0.0
+
+    def _host_ip(self, pod):
+        node = self.cluster.store.get(NODES, "", (pod.get("spec") or {}).get("nodeName") or "")
+        for address in ((node or {}).get("status") or {}).get("addresses") or ():
+            if address.get("type") == "InternalIP":
+                return address.get("address")
+        return "192.168.0.10"
 
     # -- reconcile -------------------------------------------------------------------------
     def reconcile(self, ref):
+        if ref.key != PODS:
+            return None
         pod = self.cluster.store.get(PODS, ref.namespace, ref.name)
         if pod is None:
             return None
@@ -148,23 +192,7 @@ class PodController(Controller):
             return None
         now = self.clock.timestamp()
         if not (pod.get("spec") or {}).get("nodeName"):
-            node = self._schedule(pod)
-            if node is None:
-                def unschedulable(obj):
-                    obj["status"] = {"phase": "Pending", "conditions": [{
-                        "type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": now,
-                        "message": "0/%d nodes are available: no node matches the pod's node selector, taints or GPU "
-                                   "requests" % len(self.cluster.store.list(NODES)[0])}]}
-                    return obj["status"] != (pod.get("status") or {})
-                self._status(ref, unschedulable)
-                return 2.0
-
-            def bind(obj):
-                obj["spec"]["nodeName"] = node
-            self.cluster.mutate(self.pods, ref.namespace, ref.name, bind)
-            self.cluster.record_event(pod, "Scheduled", "Successfully assigned %s/%s to %s" % (ref.namespace, ref.name, node),
-                                      component="default-scheduler")
-            return 0.0
+            return self._schedule(ref, pod, now)
         if phase is None or (phase == "Pending" and not status.get("startTime")):
             return self._pending(ref, pod, now)
         if phase == "Pending":
@@ -174,21 +202,22 @@ class PodController(Controller):
         return None
 
     def _pending(self, ref, pod, now):
-        if (pod.get("status") or {}).get("phase") != "Pending" or not pod["status"].get("conditions") or \
-                pod["status"]["conditions"][0].get("status") != "True":
-            def pending(obj):
-                obj["status"] = {
-                    "phase": "Pending", "qosClass": "BestEffort", "startTime": now,
-                    "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": now}],
-                    "containerStatuses": [{"name": c, "ready": False, "restartCount": 0, "started": False,
-                                           "image": self._image(obj, c), "imageID": "",
-                                           "state": {"waiting": {"reason": "ContainerCreating"}}}
-                                          for c in self._containers(obj)]}
-            self._status(ref, pending)
+        host_ip = self._host_ip(pod)
+
+        def pending(obj):
+            obj["status"] = {
+                "phase": "Pending", "qosClass": scheduling.qos_class(obj), "startTime": now, "hostIP": host_ip,
+                "hostIPs": [{"ip": host_ip}],
+                "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                                "lastTransitionTime": now}],
+                "containerStatuses": [{"name": c, "ready": False, "restartCount": 0, "started": False,
+                                       "image": self._image(obj, c), "imageID": "",
+                                       "state": {"waiting": {"reason": "ContainerCreating"}}}
+                                      for c in self._containers(obj)]}
+        self._status(ref, pending)
         created = parse_timestamp(pod["metadata"].get("creationTimestamp")) or self.clock.time()
         delay = _float(_annotation(pod, "start-delay-s"), self.start_delay)
-        remaining = created + delay - self.clock.time()
-        return max(0.0, remaining) if remaining > 0 else 0.0
+        return max(0.0, created + delay - self.clock.time())
 
     @staticmethod
     def _image(pod, container):
@@ -197,27 +226,54 @@ class PodController(Controller):
                 return c.get("image", "")
         return ""
 
-    def _running_status(self, obj, now, restarts=0, last_state=None, waiting=None):
+    def _readiness(self, pod, started_at):
+        """``(ready, seconds until ready or None)`` from the ``ready``/``ready-delay-s`` annotations."""
+        if str(_annotation(pod, "ready", "true")).lower() == "false":
+            return False, None
+        delay = float_annotation(pod, "ready-delay-s", 0.0)
+        if delay <= 0:
+            return True, None
+        left = (parse_timestamp(started_at) or self.clock.time()) + delay - self.clock.time()
+        return (True, None) if left <= 0 else (False, left)
+
+    def _running_status(self, obj, now, restarts=0, last_state=None, waiting=None, ready=True, started_at=None):
         status = obj.setdefault("status", {})
         status["phase"] = "Running"
-        ready = "False" if waiting else "True"
-        status["conditions"] = [
-            {"type": "PodReadyToStartContainers", "status": "True", "lastTransitionTime": now},
-            {"type": "Initialized", "status": "True", "lastTransitionTime": now},
-            {"type": "Ready", "status": ready, "lastTransitionTime": now},
-            {"type": "ContainersReady", "status": ready, "lastTransitionTime": now},
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": now}]
-        status["podIP"] = status.get("podIP") or "10.128.%d.%d" % (hash(obj["metadata"]["uid"]) % 250, hash(obj["metadata"]["name"]) % 250 + 2)
-        status["hostIP"] = "192.168.0.10"
+        ready_text = "True" if ready and not waiting else "False"
+        conditions = {c.get("type"): c for c in status.get("conditions") or ()}
+
+        def cond(ctype, value):
+            previous = conditions.get(ctype) or {}
+            entry = {"type": ctype, "status": value, "lastProbeTime": None,
+                     "lastTransitionTime": previous.get("lastTransitionTime") if previous.get("status") == value else now}
+            if value == "False" and ctype in ("Ready", "ContainersReady"):
+                entry["reason"] = "ContainersNotReady"
+                entry["message"] = "containers with unready status: [%s]" % " ".join(self._containers(obj))
+            return entry
+        status["conditions"] = [cond("PodReadyToStartContainers", "True"), cond("Initialized", "True"),
+                                cond("Ready", ready_text), cond("ContainersReady", ready_text),
+                                cond("PodScheduled", "True")]
+        uid = obj["metadata"]["uid"]
+        status["podIP"] = status.get("podIP") or "10.128.%d.%d" % (int(uid[:2], 16) % 250, int(uid[2:4], 16) % 250 + 2)
+        status["podIPs"] = [{"ip": status["podIP"]}]
         statuses = []
         for c in self._containers(obj):
-            entry = {"name": c, "ready": not waiting, "restartCount": restarts, "started": not waiting,
-                     "image": self._image(obj, c), "imageID": "sha256:kubesim", "containerID": "kubesim://%s-%s" % (obj["metadata"]["uid"][:8], c),
-                     "state": {"waiting": waiting} if waiting else {"running": {"startedAt": now}}}
+            entry = {"name": c, "ready": ready and not waiting, "restartCount": restarts, "started": not waiting,
+                     "image": self._image(obj, c), "imageID": "sha256:kubesim",
+                     "containerID": "kubesim://%s-%s" % (obj["metadata"]["uid"][:8], c),
+                     "state": {"waiting": waiting} if waiting else {"running": {"startedAt": started_at or now}}}
             if last_state:
                 entry["lastState"] = last_state
             statuses.append(entry)
         status["containerStatuses"] = statuses
+
+    def _write_log(self, ref, pod):
+        lines = str(_annotation(pod, "log", "") or "").splitlines()
+        trainer = trainerlog.pod_trainer_lines(pod)
+        for index, container in enumerate(self._containers(pod)):
+            self.logs.restart(ref.namespace, ref.name, container)
+            for line in lines + (trainer if index == 0 else []):
+                self.logs.append(ref.namespace, ref.name, container, line)
 
     def _start(self, ref, pod, now):
         created = parse_timestamp(pod["metadata"].get("creationTimestamp")) or self.clock.time()
@@ -229,15 +285,14 @@ class PodController(Controller):
             return self._terminate(ref, pod, now, "Failed", 1, "InjectedFault", failure)
         if self._local(pod):
             return self._start_local(ref, pod, now)
-        for container in self._containers(pod):
-            self.logs.restart(ref.namespace, ref.name, container)
-            for line in str(_annotation(pod, "log", "") or "").splitlines():
-                self.logs.append(ref.namespace, ref.name, container, line)
-        self._status(ref, lambda obj: self._running_status(obj, now))
+        self._write_log(ref, pod)
+        ready, ready_in = self._readiness(pod, now)
+        self._status(ref, lambda obj: self._running_status(obj, now, ready=ready))
         self.cluster.record_event(pod, "Started", "Started container %s" % self._containers(pod)[0], component="kubelet")
         if self._outcome(pod) == "Running":
-            return None
-        return _float(_annotation(pod, "duration-s"), 1.0)
+            return ready_in
+        duration = _float(_annotation(pod, "duration-s"), 1.0)
+        return min(duration, ready_in) if ready_in else duration
 
     def _running(self, ref, pod, now):
         uid = pod["metadata"]["uid"]
@@ -250,42 +305,61 @@ class PodController(Controller):
                 return None
             return self._start_local(ref, pod, now)
         outcome = self._outcome(pod)
-        if outcome == "Running":
-            return None
         container = ((pod.get("status") or {}).get("containerStatuses") or [{}])[0]
         state = container.get("state") or {}
-        since = parse_timestamp((state.get("running") or {}).get("startedAt")) or parse_timestamp(
-            (container.get("lastState") or {}).get("terminated", {}).get("finishedAt")) or self.clock.time()
+        started_at = (state.get("running") or {}).get("startedAt")
+        if started_at and not container.get("ready"):
+            ready, ready_in = self._readiness(pod, started_at)
+            if ready:
+                self._status(ref, lambda obj: self._running_status(
+                    obj, now, int(container.get("restartCount") or 0), container.get("lastState"), started_at=started_at))
+                self.cluster.record_event(pod, "Ready", "Container %s is ready" % container.get("name"), component="kubelet")
+        else:
+            ready_in = None
+        if outcome == "Running":
+            return ready_in
         duration = _float(_annotation(pod, "duration-s"), 1.0)
-        left = since + duration - self.clock.time()
+        if "waiting" in state:
+            # the kubelet's crash back-off: 10 s, doubled per restart, at most 5 minutes
+            restarts = int(container.get("restartCount") or 0)
+            since = parse_timestamp((container.get("lastState") or {}).get("terminated", {}).get("finishedAt"))
+            left = (since or self.clock.time()) + min(300.0, 10.0 * 2 ** max(0, restarts - 1)) - self.clock.time()
+        else:
+            since = parse_timestamp(started_at) or self.clock.time()
+            left = since + duration - self.clock.time()
         if left > 0:
-            return left
+            return min(left, ready_in) if ready_in else left
         failure = self.failure(pod)
         if failure:
             return self._terminate(ref, pod, now, "Failed", 1, "InjectedFault", failure)
         if outcome == "CrashLoopBackOff":
             restarts = int(container.get("restartCount") or 0)
             if "waiting" in state:
-                for name in self._containers(pod):
-                    self.logs.restart(ref.namespace, ref.name, name)
-                    for line in str(_annotation(pod, "log", "") or "").splitlines():
-                        self.logs.append(ref.namespace, ref.name, name, line)
-                self._status(ref, lambda obj: self._running_status(obj, now, restarts, container.get("lastState")))
-                return duration
+                self._write_log(ref, pod)
+                ready, ready_in = self._readiness(pod, now)
+                self._status(ref, lambda obj: self._running_status(obj, now, restarts, container.get("lastState"),
+                                                                    ready=ready))
+                return min(duration, ready_in) if ready_in else duration
             code = int(_float(_annotation(pod, "exit-code"), 1))
-            last = {"terminated": {"exitCode": code, "reason": "Error", "startedAt": (state.get("running") or {}).get("startedAt"),
-                                   "finishedAt": now}}
+            last = {"terminated": {"exitCode": code, "reason": "Error", "startedAt": started_at, "finishedAt": now}}
+            fallback = self._log_message(ref, pod, self._containers(pod)[0], code)
+            if fallback:
+                last["terminated"]["message"] = fallback
             self._status(ref, lambda obj: self._running_status(
                 obj, now, restarts + 1, last, {"reason": "CrashLoopBackOff",
-                                               "message": "back-off restarting failed container"}))
+                                               "message": "back-off 10s restarting failed container=%s pod=%s_%s(%s)"
+                                               % (self._containers(pod)[0], ref.name, ref.namespace, uid)}))
+            for name in self._containers(pod):
+                self.logs.terminated(ref.namespace, ref.name, name)
             self.cluster.record_event(pod, "BackOff", "Back-off restarting failed container", "Warning", "kubelet")
-            return duration
+            return min(300.0, 10.0 * 2 ** restarts)
         if outcome == "Failed":
             return self._terminate(ref, pod, now, "Failed", int(_float(_annotation(pod, "exit-code"), 1)), "Error", "")
         return self._terminate(ref, pod, now, "Succeeded", 0, "Completed", "")
 
     def _terminate(self, ref, pod, now, phase, code, reason, message):
         started = ((pod.get("status") or {}).get("startTime")) or now
+        host_ip = self._host_ip(pod) if (pod.get("spec") or {}).get("nodeName") else None
 
         def finish(obj):
             status = obj.setdefault("status", {})
@@ -294,25 +368,39 @@ class PodController(Controller):
                 status["message"] = message
                 status["reason"] = reason
             status.setdefault("startTime", started)
+            status.setdefault("qosClass", scheduling.qos_class(obj))
+            if host_ip:
+                status.setdefault("hostIP", host_ip)
             status["conditions"] = [
-                {"type": "Initialized", "status": "True", "lastTransitionTime": now},
-                {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-                {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now}]
+                {"type": "PodReadyToStartContainers", "status": "False", "lastProbeTime": None, "lastTransitionTime": now},
+                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": now},
+                {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastProbeTime": None,
+                 "lastTransitionTime": now},
+                {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastProbeTime": None,
+                 "lastTransitionTime": now},
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}]
             statuses = []
             for c in self._containers(obj):
+                terminated = {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now}
+                if message or self._log_message(ref, pod, c, code):
+                    terminated["message"] = message or self._log_message(ref, pod, c, code)
                 statuses.append({"name": c, "ready": False, "restartCount": 0, "started": False,
                                  "image": self._image(obj, c), "imageID": "sha256:kubesim",
-                                 "state": {"terminated": {"exitCode": code, "reason": reason, "startedAt": started,
-                                                          "finishedAt": now, "message": message or None}}})
-                if not message:
-                    del statuses[-1]["state"]["terminated"]["message"]
+                                 "state": {"terminated": terminated}})
             status["containerStatuses"] = statuses
         self._status(ref, finish)
         self.logs.close(ref.namespace, ref.name)
         if phase == "Failed":
             self.cluster.record_event(pod, "Failed", message or "container exited with code %d" % code, "Warning", "kubelet")
         return None
+
+    def _log_message(self, ref, pod, container, code):
+        """``terminationMessagePolicy: FallbackToLogsOnError``: a failed container's message is its log's tail."""
+        spec = next((c for c in (pod.get("spec") or {}).get("containers") or () if c.get("name") == container), {})
+        if not code or spec.get("terminationMessagePolicy") != "FallbackToLogsOnError":
+            return None
+        text = "\n".join(self.logs.lines(ref.namespace, ref.name, container, tail=80))
+        return text[-2048:] or None
 
     # -- local processes -------------------------------------------------------------------
     def _env(self, pod, container):
@@ -341,12 +429,17 @@ class PodController(Controller):
                         env[item["name"]] = _decode(value) if plural == "secrets" else value
             field = (value_from.get("fieldRef") or {}).get("fieldPath")
             if field:
-                node = pod
-                for part in field.replace("['", ".").replace("']", "").split("."):
-                    node = node.get(part) if isinstance(node, dict) else None
-                if node is not None:
-                    env[item["name"]] = str(node)
+                value = _field_path(pod, field)
+                if value is not None:
+                    env[item["name"]] = str(value)
         return env
+
+    def _executable(self, name):
+        path = os.environ.get("PATH", "")
+        key = (name, path)
+        if key not in self._which:
+            self._which[key] = shutil.which(name, path=path) is not None
+        return self._which[key]
 
     def _start_local(self, ref, pod, now):
         container = (pod.get("spec") or {}).get("containers", [{}])[0]
@@ -354,9 +447,12 @@ class PodController(Controller):
         if not argv:
             return self._terminate(ref, pod, now, "Failed", 127, "RunLocalError",
                                    "run-local needs spec.containers[0].command")
+        if os.sep not in argv[0] and not self._executable(argv[0]):
+            # what the container runtime answers when the image lacks the executable
+            return self._terminate(ref, pod, now, "Failed", 128, "StartError",
+                                   'exec: "%s": executable file not found in $PATH' % argv[0])
         uid = pod["metadata"]["uid"]
         name = container["name"]
-        self.logs.restart(ref.namespace, ref.name, name)
 
         def on_line(text):
             self.logs.append(ref.namespace, ref.name, name, text)
@@ -364,17 +460,41 @@ class PodController(Controller):
         def on_exit(code):
             self._exits[uid] = code
             self.enqueue(ref)
+            if self._waiting_local:
+                waiting, _ = self._waiting_local.popitem(last=False)
+                self.enqueue(waiting)
 
+        self.logs.restart(ref.namespace, ref.name, name)
         try:
             started = self.runner.start(uid, argv, self._env(pod, container), on_line, on_exit,
                                         "%s_%s_%s" % (ref.namespace, ref.name, uid[:8]))
         except OSError as exc:
-            return self._terminate(ref, pod, now, "Failed", 127, "StartError", "cannot start %s: %s" % (argv[0], exc.strerror))
+            return self._terminate(ref, pod, now, "Failed", 128, "StartError", "cannot start %s: %s" % (argv[0], exc.strerror))
         if not started:
-            return 0.5  # every slot is taken: stay ContainerCreating
+            # every slot is taken: stay ContainerCreating until a process exits (its on_exit wakes the oldest)
+            self._waiting_local[ref] = None
+            if self.runner.has_slot():  # a process exited in between: try again now
+                self._waiting_local.pop(ref, None)
+                return 0.0
+            return None
+        self._waiting_local.pop(ref, None)
         self._status(ref, lambda obj: self._running_status(obj, now))
         self.cluster.record_event(pod, "Started", "Started local process %s" % os.path.basename(argv[0]), component="kubelet")
         return None
+
+
+def _field_path(pod, path):
+    """The value of a downward-API ``fieldPath`` (``metadata.name``, ``metadata.annotations['key']``...)."""
+    match = re.match(r"^(metadata\.(?:annotations|labels))\['(.+)'\]$", path)
+    if match:
+        node = pod
+        for part in match.group(1).split("."):
+            node = (node or {}).get(part)
+        return (node or {}).get(match.group(2))
+    node = pod
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def _decode(value):
@@ -382,4 +502,3 @@ def _decode(value):
         return base64.b64decode(value).decode("utf-8", "replace")
     except (ValueError, TypeError):
         return value
-

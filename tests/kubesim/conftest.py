@@ -96,3 +96,4 @@ def api_client(sim):
     api = client.ApiClient(configuration)
     yield api
     api.close()
+

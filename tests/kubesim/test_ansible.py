@@ -1,10 +1,19 @@
-"""kubernetes.core modules (k8s, k8s_info, k8s_log) through a real ansible-playbook run."""
+"""kubernetes.core modules (k8s, k8s_info, k8s_log) through a real ansible-playbook run, and an OLM install."""
 
 import os
 import subprocess
 import sys
 
+import pytest
 import yaml
+
+from kube_fixtures import kubesim_cluster
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with kubesim_cluster(profile="openshift", pod_start_delay=0.2, time_scale=20) as server:
+        yield server
 
 
 def _playbook(path):
@@ -45,8 +54,56 @@ def _playbook(path):
             "cm_deleted.changed", "not cm_deleted_again.changed"]}},
     ]
     play = [{"name": "kubernetes.core against kubesim", "hosts": "localhost", "gather_facts": False,
-             "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}, "tasks": tasks}]
+             "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}, "tasks": tasks},
+            {"name": "OLM with kubernetes.core", "hosts": "localhost", "gather_facts": False,
+             "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}", "ns": "demo-ansible"},
+             "tasks": _olm_tasks()}]
     path.write_text(yaml.safe_dump(play, sort_keys=False))
+
+
+def _olm_tasks():
+    """What a deploy_operator role does: package look-up, Manual Subscription, approval, CSV, CR from alm-examples."""
+    sub_v = "operators.coreos.com/v1alpha1"
+    return [
+        {"name": "Look the package up", "register": "package", "kubernetes.core.k8s_info": {
+            "api_version": "packages.operators.coreos.com/v1", "kind": "PackageManifest", "name": "demo-operator",
+            "namespace": "openshift-marketplace"}},
+        {"name": "Pick the default channel's head", "ansible.builtin.set_fact": {
+            "channel": "{{ package.resources[0].status.defaultChannel }}",
+            "csv_name": "{{ (package.resources[0].status.channels | selectattr('name', 'equalto', "
+                        "package.resources[0].status.defaultChannel) | first).currentCSV }}"}},
+        {"name": "Create the namespace and its OperatorGroup", "kubernetes.core.k8s": {"state": "present", "definition": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{{ ns }}"}},
+            {"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+             "metadata": {"name": "{{ ns }}", "namespace": "{{ ns }}"}, "spec": {"targetNamespaces": ["{{ ns }}"]}}]}},
+        {"name": "Subscribe (Manual approval)", "kubernetes.core.k8s": {"state": "present", "definition": {
+            "apiVersion": sub_v, "kind": "Subscription", "metadata": {"name": "demo-operator", "namespace": "{{ ns }}"},
+            "spec": {"name": "demo-operator", "channel": "{{ channel }}", "startingCSV": "{{ csv_name }}",
+                     "source": "community-operators", "sourceNamespace": "openshift-marketplace",
+                     "installPlanApproval": "Manual"}}}},
+        {"name": "Wait for the InstallPlan", "register": "sub", "until": "sub.resources[0].status.installPlanRef is defined",
+         "retries": 40, "delay": 1, "kubernetes.core.k8s_info": {
+             "api_version": sub_v, "kind": "Subscription", "name": "demo-operator", "namespace": "{{ ns }}"}},
+        {"name": "Approve it", "kubernetes.core.k8s": {
+            "state": "patched", "api_version": sub_v, "kind": "InstallPlan", "namespace": "{{ ns }}",
+            "name": "{{ sub.resources[0].status.installPlanRef.name }}", "merge_type": "merge",
+            "definition": {"spec": {"approved": True}}}},
+        {"name": "Wait for the CSV", "register": "csv", "retries": 60, "delay": 1,
+         "until": "csv.resources | length > 0 and csv.resources[0].status.phase | default('') == 'Succeeded'",
+         "kubernetes.core.k8s_info": {"api_version": sub_v, "kind": "ClusterServiceVersion", "name": "{{ csv_name }}",
+                                      "namespace": "{{ ns }}"}},
+        {"name": "Read the CRD it owns", "register": "crd", "kubernetes.core.k8s_info": {
+            "api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "name": "demoapps.demo.kubesim.perfscale.io"}},
+        {"name": "Create the CR of alm-examples and wait for it", "register": "app", "kubernetes.core.k8s": {
+            "state": "present", "namespace": "{{ ns }}", "wait": True, "wait_timeout": 60,
+            "wait_condition": {"type": "Ready", "status": "True"},
+            "definition": "{{ (csv.resources[0].metadata.annotations['alm-examples'] | from_json)[0] }}"}},
+        {"name": "Check", "ansible.builtin.assert": {"that": [
+            "csv_name == 'demo-operator.v1.1.0'",
+            "crd.resources[0].status.conditions | selectattr('type', 'equalto', 'Established') | list | length == 1",
+            "app.result.status.phase == 'Ready'"]}},
+    ]
 
 
 def test_kubernetes_core_modules(sim, tmp_path):

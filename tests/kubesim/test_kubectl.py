@@ -64,6 +64,8 @@ def test_version_and_api_resources(kubectl):
 
 def test_client_side_apply_is_idempotent_and_reconfigures(kubectl):
     assert kubectl("apply", "-f", "-", input=DEPLOYMENT).stdout.strip() == "deployment.apps/web created"
+    # the Deployment controller writes status until the rollout is done; then nothing changes it
+    assert "successfully rolled out" in kubectl("rollout", "status", "deployment/web", "--timeout=30s").stdout
     first = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)
     assert kubectl("apply", "-f", "-", input=DEPLOYMENT).stdout.strip() == "deployment.apps/web unchanged"
     again = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)
@@ -119,8 +121,13 @@ def test_server_side_apply_conflicts_and_force(kubectl):
 def test_get_json_and_yaml(kubectl):
     nodes = json.loads(kubectl("get", "nodes", "-o", "json").stdout)
     assert nodes["kind"] == "List" or nodes["kind"] == "NodeList"
-    gpu = [n for n in nodes["items"] if n["metadata"]["labels"].get("feature.node.kubernetes.io/pci-10de.present") == "true"]
-    assert len(gpu) == 2 and gpu[0]["status"]["capacity"]["nvidia.com/gpu"] == "4"
+    # a fresh node advertises no GPU: NFD labels the PCI devices and the GPU operator's device plugin adds
+    # nvidia.com/gpu (test_operators); the profile declares the hardware in an annotation
+    assert not any("feature.node.kubernetes.io/pci-10de.present" in n["metadata"]["labels"] for n in nodes["items"])
+    assert not any("nvidia.com/gpu" in n["status"]["capacity"] for n in nodes["items"])
+    gpu = [n for n in nodes["items"] if any(d["vendor"] == "10de" for d in json.loads(
+        n["metadata"]["annotations"]["kubesim.perfscale.io/pci-devices"]))]
+    assert [n["metadata"]["name"] for n in gpu] == ["worker-gpu-0", "worker-gpu-1"]
     ns = yaml.safe_load(kubectl("get", "namespace", "default", "-o", "yaml").stdout)
     assert ns["status"]["phase"] == "Active"
     table = kubectl("get", "pods", "-A").stdout + kubectl("get", "nodes").stdout
@@ -207,3 +214,25 @@ def test_scale_and_deployment_subresources(kubectl):
     kubectl("scale", "deployment", "web", "--replicas=4")
     assert json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["spec"]["replicas"] == 4
     kubectl("delete", "deployment", "web")
+
+
+def test_typed_generators_send_protobuf(kubectl):
+    # kubectl create <kind> sends application/vnd.kubernetes.protobuf: kubesim decodes it
+    assert kubectl("create", "configmap", "gen-cm", "--from-literal=a=b", "--from-literal=c=d").returncode == 0
+    assert json.loads(kubectl("get", "configmap", "gen-cm", "-o", "json").stdout)["data"] == {"a": "b", "c": "d"}
+    kubectl("create", "secret", "generic", "gen-secret", "--from-literal=user=admin")
+    secret = json.loads(kubectl("get", "secret", "gen-secret", "-o", "json").stdout)
+    assert secret["data"] == {"user": "YWRtaW4="} and secret["type"] == "Opaque"
+    kubectl("create", "deployment", "gen-web", "--image=nginx:1.27", "--replicas=2", "--port=8080")
+    kubectl("rollout", "status", "deployment/gen-web", "--timeout=30s")
+    deployment = json.loads(kubectl("get", "deployment", "gen-web", "-o", "json").stdout)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["ports"][0]["containerPort"] == 8080 and deployment["status"]["readyReplicas"] == 2
+    kubectl("create", "job", "gen-job", "--image=busybox", "--", "echo", "hi")
+    kubectl("wait", "--for=condition=complete", "job/gen-job", "--timeout=30s")
+    kubectl("create", "namespace", "gen-ns")
+    kubectl("create", "role", "gen-role", "--verb=get", "--resource=pods")
+    kubectl("create", "service", "clusterip", "gen-svc", "--tcp=80:8080")
+    service = json.loads(kubectl("get", "service", "gen-svc", "-o", "json").stdout)
+    assert service["spec"]["ports"][0]["targetPort"] == 8080
+    kubectl("delete", "deployment", "gen-web")

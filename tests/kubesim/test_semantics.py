@@ -179,3 +179,21 @@ def test_restart_keeps_state(tmp_path):
 def test_subprocess_server_prints_kubeconfig_and_stops(tmp_path):
     with kubesim_cluster(subprocess=True, profile="openshift") as child:
         assert child.kubeconfig.endswith("kubeconfig") and child.url.startswith("https://127.0.0.1:")
+
+
+def test_addons_install_at_run_time_and_survive_a_restart(http, tmp_path):
+    code, _, body = http("GET", "/kubesim/addons")
+    assert code == 200 and {"olm", "kserve", "kubeflow", "gpu-ready", "openshift"} <= set(body["available"])
+    assert http("POST", "/kubesim/addons/no-such-addon")[0] == 400
+    with kubesim_cluster(state_dir=str(tmp_path), addons=["kubeflow"]) as first:
+        first.install_addon("olm")  # OLM on vanilla, as `operator-sdk olm install` lays it out
+        assert first.cluster.store.get(("operators.coreos.com", "catalogsources"), "olm", "operatorhubio-catalog")
+        first.restart().stop()
+    from kubesim.app import KubeSim
+    second = KubeSim(state_dir=str(tmp_path)).start()
+    try:
+        assert set(second.addons) >= {"kubeflow", "olm"}
+        assert second.cluster.registry.for_storage_key("packages.operators.coreos.com", "packagemanifests") is not None
+        assert second.cluster.registry.for_storage_key("kubeflow.org", "pytorchjobs") is not None
+    finally:
+        second.stop()

@@ -1,0 +1,219 @@
+"""Addons: bundles of APIs and cluster objects a profile (or ``--addon NAME``) installs at start.
+
+Each addon is idempotent (it runs at every start, also on a reloaded state,
+because aggregated APIs are not stored) and registered by name in an
+:class:`AddonRegistry`:
+
+- ``olm``: OLM's CRDs (Subscription, ClusterServiceVersion, InstallPlan,
+  CatalogSource, OperatorGroup), the packagemanifests API, OLM's Deployments and,
+  as OpenShift lays it out, the ``redhat-operators``, ``certified-operators`` and
+  ``community-operators`` CatalogSources in ``openshift-marketplace`` plus the
+  ``global-operators`` OperatorGroup in ``openshift-operators``; on ``vanilla``
+  as ``operator-sdk olm install`` does: ``operatorhubio-catalog`` (every fixture) in
+  ``olm`` and ``global-operators`` in ``operators``;
+- ``openshift``: OpenShift's APIs (ClusterVersion, Infrastructure, Ingress,
+  OAuth, ClusterOperator, MachineSet, Machine as CRDs; Route, Project, BuildConfig,
+  Build, ImageStream, User, Identity, Group as aggregated APIs) and its cluster
+  objects (``version``, ``cluster``, MachineSets owning the worker nodes,
+  ``openshift-*`` namespaces, ``cluster-monitoring-config``, ``oauth-openshift``);
+- ``gateway-api``: GatewayClass, Gateway, HTTPRoute CRDs;
+- ``kserve``: KServe's InferenceService, ServingRuntime, LLMInferenceService and
+  InferencePool CRDs (with ``gateway-api``), as a KServe install brings them;
+- ``kubeflow``: PyTorchJob, TrainJob, (Cluster)TrainingRuntime CRDs and a
+  ``torch-distributed`` ClusterTrainingRuntime;
+- ``gpu-ready``: the GPU nodes as NFD and the GPU operator leave them (labels,
+  ``nvidia.com/gpu`` capacity) without deploying either.
+"""
+
+from kubesim import apis, olm
+from kubesim.profiles import ensure
+
+OLM_CRDS = ["operators.coreos.com/CatalogSource", "operators.coreos.com/OperatorGroup",
+            "operators.coreos.com/Subscription", "operators.coreos.com/InstallPlan",
+            "operators.coreos.com/ClusterServiceVersion"]
+GATEWAY_CRDS = ["gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway",
+                "gateway.networking.k8s.io/HTTPRoute"]
+KSERVE_CRDS = ["serving.kserve.io/InferenceService", "serving.kserve.io/ServingRuntime",
+               "serving.kserve.io/LLMInferenceService", "inference.networking.k8s.io/InferencePool"]
+KUBEFLOW_CRDS = ["kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob",
+                 "trainer.kubeflow.org/ClusterTrainingRuntime", "trainer.kubeflow.org/TrainingRuntime"]
+
+
+class OLMLayout:
+    """Where OLM lives: OpenShift's namespaces and catalogs, or upstream OLM's."""
+
+    def __init__(self, olm_namespace, global_namespace, operators_namespace, catalogs):
+        self.olm_namespace = olm_namespace
+        self.global_namespace = global_namespace            # the packageserver's global catalog namespace
+        self.operators_namespace = operators_namespace      # holds the global OperatorGroup
+        self.catalogs = catalogs                             # [(name, display name, publisher, image, fixtures)]
+
+
+OLM_LAYOUTS = {
+    "openshift": OLMLayout("openshift-operator-lifecycle-manager", "openshift-marketplace", "openshift-operators", [
+        ("redhat-operators", "Red Hat Operators", "Red Hat", "registry.redhat.io/redhat/redhat-operator-index:v4.19",
+         None),
+        ("certified-operators", "Certified Operators", "Red Hat",
+         "registry.redhat.io/redhat/certified-operator-index:v4.19", None),
+        ("community-operators", "Community Operators", "Red Hat",
+         "registry.redhat.io/redhat/community-operator-index:v4.19", None)]),
+    "vanilla": OLMLayout("olm", "olm", "operators", [
+        ("operatorhubio-catalog", "Community Operators", "OperatorHub.io", "quay.io/operatorhubio/catalog:latest",
+         "redhat-operators,certified-operators,community-operators")]),
+}
+
+
+def olm_layout(profile):
+    return OLM_LAYOUTS.get(profile, OLM_LAYOUTS["vanilla"])
+
+
+def _namespace(cluster, name, labels=None):
+    ensure(cluster, "v1", "Namespace", {"metadata": {"name": name, "labels": dict(labels or {})}})
+
+
+def _simulated_deployment(cluster, namespace, name, replicas=1, labels=None, image=None):
+    labels = dict(labels or {"app": name})
+    ensure(cluster, "apps/v1", "Deployment", {
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                 "template": {"metadata": {"labels": dict(labels)},
+                              "spec": {"containers": [{"name": name, "image": image or "registry.kubesim.example.com/"
+                                                                                       + name + ":latest",
+                                                       "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}}}]}}}},
+        namespace)
+
+
+class Addon:
+    name = ""
+    requires = ()
+
+    def install(self, sim):
+        raise NotImplementedError
+
+
+class OLMAddon(Addon):
+    name = "olm"
+
+    def install(self, sim):
+        cluster = sim.cluster
+        layout = olm_layout(sim.settings.profile)
+        apis.install_crds(cluster, OLM_CRDS)
+        catalogs = olm.Catalogs(sim.settings.catalog_dirs)
+        cluster.catalogs = catalogs
+        cluster.olm_layout = layout
+        apis.serve_api(cluster, "packages.operators.coreos.com/PackageManifest",
+                       provider=olm.PackageManifestProvider(cluster, catalogs, layout.global_namespace),
+                       verbs=["get", "list"])
+        for namespace in {layout.olm_namespace, layout.global_namespace, layout.operators_namespace}:
+            _namespace(cluster, namespace, {"openshift.io/cluster-monitoring": "true"})
+        for name in ("olm-operator", "catalog-operator", "packageserver"):
+            _simulated_deployment(cluster, layout.olm_namespace, name)
+        ensure(cluster, "operators.coreos.com/v1", "OperatorGroup",
+               {"metadata": {"name": "global-operators", "namespace": layout.operators_namespace,
+                             "annotations": {"olm.providedAPIs": ""}}, "spec": {}}, layout.operators_namespace)
+        for name, display, publisher, image, fixtures in layout.catalogs:
+            annotations = {olm.CATALOG_ANNOTATION: fixtures} if fixtures else {}
+            ensure(cluster, "operators.coreos.com/v1alpha1", "CatalogSource", {
+                "metadata": {"name": name, "namespace": layout.global_namespace, "annotations": annotations},
+                "spec": {"sourceType": "grpc", "image": image, "displayName": display, "publisher": publisher,
+                         "updateStrategy": {"registryPoll": {"interval": "10m"}}}}, layout.global_namespace)
+
+
+class GatewayAPIAddon(Addon):
+    name = "gateway-api"
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, GATEWAY_CRDS)
+
+
+class KServeAddon(Addon):
+    name = "kserve"
+    requires = ("gateway-api",)
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, KSERVE_CRDS)
+        _namespace(sim.cluster, "kserve")
+        _simulated_deployment(sim.cluster, "kserve", "kserve-controller-manager",
+                              labels={"control-plane": "kserve-controller-manager"})
+
+
+class KubeflowAddon(Addon):
+    name = "kubeflow"
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, KUBEFLOW_CRDS)
+        _namespace(sim.cluster, "kubeflow")
+        _simulated_deployment(sim.cluster, "kubeflow", "training-operator",
+                              labels={"control-plane": "kubeflow-training-operator"})
+        install_default_training_runtime(sim.cluster)
+
+
+def install_default_training_runtime(cluster):
+    if cluster.registry.for_storage_key("trainer.kubeflow.org", "clustertrainingruntimes") is None:
+        return
+    ensure(cluster, "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", {
+        "metadata": {"name": "torch-distributed", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+        "spec": {"mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
+                 "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                     "containers": [{"name": "node", "image": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime",
+                                     "command": ["/bin/bash", "-c", "torchrun /workspace/train.py"]}]}}}}}]}}}})
+
+
+class GPUReadyAddon(Addon):
+    name = "gpu-ready"
+
+    def install(self, sim):
+        from kubesim.controllers.nfd import label_node_features
+        from kubesim.controllers.nvidia import advertise_gpus
+        cluster = sim.cluster
+        for node in cluster.store.list(("", "nodes"))[0]:
+            label_node_features(cluster, node["metadata"]["name"])
+            advertise_gpus(cluster, node["metadata"]["name"], replicas=1, sharing="none")
+
+
+class OpenShiftAddon(Addon):
+    name = "openshift"
+
+    def install(self, sim):
+        from kubesim.openshift import install_openshift
+        install_openshift(sim)
+
+
+class AddonRegistry:
+    def __init__(self, classes=()):
+        self._classes = {}
+        for cls in classes:
+            self.register(cls)
+
+    def register(self, cls):
+        self._classes[cls.name] = cls
+        return cls
+
+    def names(self):
+        return sorted(self._classes)
+
+    def get(self, name):
+        if name not in self._classes:
+            raise ValueError("unknown addon %r (known: %s)" % (name, ", ".join(self.names())))
+        return self._classes[name]()
+
+
+BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, GPUReadyAddon, OpenShiftAddon)
+
+
+def default_addons():
+    return AddonRegistry(BUILTIN_ADDONS)
+
+
+def install(sim, names, registry=None, done=None):
+    """Install ``names`` (and what they require) once each, in order; returns the installed names."""
+    registry = registry or default_addons()
+    done = done if done is not None else []
+    for name in names:
+        if name in done:
+            continue
+        addon = registry.get(name)
+        install(sim, addon.requires, registry, done)
+        addon.install(sim)
+        done.append(name)
+    return done

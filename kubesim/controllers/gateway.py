@@ -1,0 +1,200 @@
+"""Gateway API (gateway.networking.k8s.io/v1) and the inference extension's InferencePool.
+
+- GatewayClass: ``Accepted=True`` (every ``controllerName`` is handled by kubesim).
+- Gateway: with an existing GatewayClass, ``Accepted`` at once and ``Programmed``
+  after its delay (``kubesim.perfscale.io/delay-s``, default 2 s), an address
+  (``<name>.<namespace>.gateway.kubesim.example.com``), per listener
+  ``attachedRoutes``, ``supportedKinds`` and conditions ``Accepted``,
+  ``Programmed``, ``ResolvedRefs``, ``Conflicted=False``. Without its class the
+  status stays as created (no controller picks it up, as on a real cluster).
+  ``kubesim.perfscale.io/fail``: ``Programmed=False`` (reason ``Invalid``).
+- HTTPRoute: per parent Gateway that exists, ``Accepted`` and ``ResolvedRefs``
+  (``False``/``BackendNotFound`` when a Service or InferencePool backend is missing).
+- InferencePool: ``status.parents`` lists the Gateways of the HTTPRoutes that
+  route to it, each ``Accepted`` and ``ResolvedRefs`` (no route: no parents).
+"""
+
+from kubesim.controllers.operators import OperatorReconciler
+from kubesim.controllers.util import set_condition
+
+GROUP = "gateway.networking.k8s.io"
+CLASSES = (GROUP, "gatewayclasses")
+GATEWAYS = (GROUP, "gateways")
+ROUTES = (GROUP, "httproutes")
+POOLS = ("inference.networking.k8s.io", "inferencepools")
+SERVICES = ("", "services")
+CONTROLLER = "kubesim.perfscale.io/gateway-controller"
+
+
+def _routes_to(cluster, gateway_ns, gateway_name):
+    if cluster.registry.for_storage_key(*ROUTES) is None:
+        return []
+    found = []
+    for route in cluster.store.list(ROUTES)[0]:
+        for parent in (route.get("spec") or {}).get("parentRefs") or ():
+            if parent.get("name") == gateway_name and (parent.get("namespace") or route["metadata"]["namespace"]) == gateway_ns:
+                found.append(route)
+    return found
+
+
+class GatewayClassController(OperatorReconciler):
+    name = "gatewayclass"
+    key = CLASSES
+    default_delay = 0.0
+
+    def sync(self, ref, gateway_class):
+        now = self.clock.timestamp()
+
+        def change(status, obj):
+            status["conditions"] = set_condition(status.get("conditions"), "Accepted", "True", "Accepted",
+                                                 "GatewayClass is accepted by kubesim", now,
+                                                 observedGeneration=obj["metadata"].get("generation", 1))
+        self.write_status(ref, change)
+        return None
+
+
+class GatewayController(OperatorReconciler):
+    name = "gateway"
+    key = GATEWAYS
+    default_delay = 2.0
+    extra_watches = (CLASSES, ROUTES)
+
+    def sync(self, ref, gateway):
+        cluster = self.cluster
+        spec = gateway.get("spec") or {}
+        if cluster.store.get(CLASSES, "", spec.get("gatewayClassName") or "") is None:
+            return None
+        now = self.clock.timestamp()
+        generation = gateway["metadata"].get("generation", 1)
+        failure = self.fail_message(gateway)
+        left = self.delay_left(gateway)
+        programmed = not failure and left <= 0
+        routes = _routes_to(cluster, ref.namespace, ref.name)
+
+        def change(status, obj):
+            def cond(conditions, ctype, value, reason, message):
+                return set_condition(conditions, ctype, value, reason, message, now, observedGeneration=generation)
+            conditions = cond(status.get("conditions"), "Accepted", "True", "Accepted", "Resource accepted")
+            if failure:
+                conditions = cond(conditions, "Programmed", "False", "Invalid", failure)
+            elif programmed:
+                conditions = cond(conditions, "Programmed", "True", "Programmed", "Resource programmed, assigned to "
+                                                                                  "service(s) %s.%s.svc.cluster.local"
+                                  % (ref.name, ref.namespace))
+            else:
+                conditions = cond(conditions, "Programmed", "False", "Pending", "Waiting for controller")
+            listeners = []
+            for listener in spec.get("listeners") or ():
+                attached = sum(1 for r in routes for p in (r.get("spec") or {}).get("parentRefs") or ()
+                               if p.get("name") == ref.name and p.get("sectionName") in (None, listener["name"]))
+                lconds = cond([], "Accepted", "True", "Accepted", "No errors found")
+                lconds = cond(lconds, "Programmed", "True" if programmed else "False",
+                              "Programmed" if programmed else "Pending", "No errors found" if programmed else "Pending")
+                lconds = cond(lconds, "ResolvedRefs", "True", "ResolvedRefs", "No errors found")
+                lconds = cond(lconds, "Conflicted", "False", "NoConflicts", "No conflicts found")
+                listeners.append({"name": listener["name"], "attachedRoutes": attached, "conditions": lconds,
+                                  "supportedKinds": [{"group": GROUP, "kind": "HTTPRoute"},
+                                                     {"group": GROUP, "kind": "GRPCRoute"}]})
+            status["conditions"] = conditions
+            status["listeners"] = listeners
+            if programmed:
+                status["addresses"] = [{"type": "Hostname",
+                                        "value": "%s.%s.gateway.kubesim.example.com" % (ref.name, ref.namespace)}]
+        self.write_status(ref, change)
+        return left if not failure and left > 0 else None
+
+
+class HTTPRouteController(OperatorReconciler):
+    name = "httproute"
+    key = ROUTES
+    default_delay = 0.0
+    extra_watches = (GATEWAYS, POOLS, SERVICES)
+
+    def related(self, event):
+        if event.key == SERVICES:
+            return self.all_refs(event.obj["metadata"]["namespace"])
+        return self.all_refs()
+
+    def sync(self, ref, route):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        generation = route["metadata"].get("generation", 1)
+        missing = []
+        for rule in (route.get("spec") or {}).get("rules") or ():
+            for backend in rule.get("backendRefs") or ():
+                namespace = backend.get("namespace") or ref.namespace
+                if backend.get("kind") == "InferencePool":
+                    exists = cluster.registry.for_storage_key(*POOLS) is not None and \
+                        cluster.store.get(POOLS, namespace, backend["name"]) is not None
+                else:
+                    exists = cluster.store.get(SERVICES, namespace, backend["name"]) is not None
+                if not exists:
+                    missing.append(backend["name"])
+        parents = []
+        for parent in (route.get("spec") or {}).get("parentRefs") or ():
+            namespace = parent.get("namespace") or ref.namespace
+            if cluster.store.get(("gateway.networking.k8s.io", "gateways"), namespace, parent["name"]) is None:
+                continue
+            conditions = set_condition([], "Accepted", "True", "Accepted", "Route was valid", now,
+                                       observedGeneration=generation)
+            conditions = set_condition(conditions, "ResolvedRefs", "False" if missing else "True",
+                                       "BackendNotFound" if missing else "ResolvedRefs",
+                                       "backend(s) not found: %s" % ", ".join(missing) if missing
+                                       else "Resolved all the Object references for the Route", now,
+                                       observedGeneration=generation)
+            parents.append({"parentRef": {"group": GROUP, "kind": "Gateway", "name": parent["name"], "namespace": namespace},
+                            "controllerName": CONTROLLER, "conditions": conditions})
+
+        def change(status, obj):
+            previous = {(p["parentRef"].get("namespace"), p["parentRef"]["name"]): p for p in status.get("parents") or ()}
+            for parent in parents:
+                old = previous.get((parent["parentRef"]["namespace"], parent["parentRef"]["name"]))
+                if old:
+                    for c in parent["conditions"]:
+                        before = next((o for o in old.get("conditions") or () if o["type"] == c["type"]), None)
+                        if before and before.get("status") == c["status"]:
+                            c["lastTransitionTime"] = before.get("lastTransitionTime")
+            status["parents"] = parents
+        self.write_status(ref, change)
+        return None
+
+
+class InferencePoolController(OperatorReconciler):
+    name = "inferencepool"
+    key = POOLS
+    default_delay = 0.0
+    extra_watches = (ROUTES,)
+
+    def sync(self, ref, pool):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        generation = pool["metadata"].get("generation", 1)
+        gateways = []
+        if cluster.registry.for_storage_key(*ROUTES) is not None:
+            for route in cluster.store.list(ROUTES, ref.namespace)[0]:
+                targets = [b for rule in (route.get("spec") or {}).get("rules") or ()
+                           for b in rule.get("backendRefs") or () if b.get("kind") == "InferencePool"
+                           and b.get("name") == ref.name]
+                if targets:
+                    for parent in (route.get("spec") or {}).get("parentRefs") or ():
+                        key = (parent.get("namespace") or ref.namespace, parent["name"])
+                        if key not in gateways:
+                            gateways.append(key)
+
+        def change(status, obj):
+            parents = []
+            for namespace, name in gateways:
+                conditions = set_condition([], "Accepted", "True", "Accepted", "InferencePool has been accepted", now,
+                                           observedGeneration=generation)
+                conditions = set_condition(conditions, "ResolvedRefs", "True", "ResolvedRefs",
+                                           "All references resolved", now, observedGeneration=generation)
+                parents.append({"parentRef": {"group": GROUP, "kind": "Gateway", "name": name, "namespace": namespace},
+                                "controllerName": CONTROLLER, "conditions": conditions})
+            old = {(p["parentRef"].get("namespace"), p["parentRef"]["name"]): p for p in status.get("parents") or ()}
+            for parent in parents:
+                before = old.get((parent["parentRef"]["namespace"], parent["parentRef"]["name"]))
+                if before:
+                    parent["conditions"] = before["conditions"]
+            status["parents"] = parents
+        self.write_status(ref, change)
+        return None

@@ -1,0 +1,311 @@
+"""DSCInitialization and DataScienceCluster: the Red Hat OpenShift AI / Open Data Hub operator.
+
+- When the ``rhods-operator`` or ``opendatahub-operator`` CSV succeeds, the operator
+  creates the ``default-dsci`` DSCInitialization (applications namespace
+  ``redhat-ods-applications`` or ``opendatahub``), unless its Deployment has
+  ``DISABLE_DSC_CONFIG=true`` (a Subscription ``spec.config.env``).
+- DSCInitialization: creates the applications and monitoring namespaces; status
+  ``phase: Ready`` after its delay (default 3 s), ``release`` (product name and the
+  CSV's version), conditions ``Available``, ``Progressing``, ``Degraded``,
+  ``ReconcileComplete`` and ``CapabilityServiceMesh`` (``False``/``MissingOperator``
+  when ``serviceMesh.managementState: Managed`` and no Service Mesh operator CSV
+  succeeded).
+- DataScienceCluster: per component of ``spec.components`` with
+  ``managementState: Managed``, the component's Deployments in the applications
+  namespace and the CRDs it brings (kserve: InferenceService, ServingRuntime,
+  LLMInferenceService, InferencePool; trainingoperator: PyTorchJob and, in
+  kubesim, TrainJob; kueue: Kueue's queues; ray: RayCluster); ``Removed`` deletes
+  them. Conditions ``<Component>Ready`` (``False``/``Removed`` for removed ones),
+  ``ProvisioningSucceeded`` and ``Ready``; ``status.phase`` ``Ready`` or ``Not Ready``,
+  ``status.components.<name>.managementState``, ``installedComponents``, ``release``.
+  kserve with ``serving.managementState: Managed`` needs the Serverless and Service
+  Mesh operators (CSVs Succeeded), as RHOAI 2.x does; otherwise ``KserveReady=False``.
+  ``kubesim.perfscale.io/fail`` fails the whole DSC, ``kubesim.perfscale.io/fail-<component>``
+  one component.
+"""
+
+from kubesim import apis
+from kubesim.controllers.base import Ref
+from kubesim.controllers.olm import CSVS, INSTALLED_BY
+from kubesim.controllers.operators import OperatorReconciler
+from kubesim.controllers.util import (annotation, condition_true, create_or_skip, delete_quietly, ensure_namespace,
+                                      owner_reference, set_condition)
+
+DSCI = ("dscinitialization.opendatahub.io", "dscinitializations")
+DSC = ("datasciencecluster.opendatahub.io", "datascienceclusters")
+DEPLOYMENTS = ("apps", "deployments")
+CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+# package -> (release name, applications namespace, monitoring namespace)
+PRODUCTS = {"rhods-operator": ("OpenShift AI Self-Managed", "redhat-ods-applications", "redhat-ods-monitoring"),
+            "opendatahub-operator": ("Open Data Hub", "opendatahub", "opendatahub")}
+
+
+class Component:
+    def __init__(self, condition, deployments, crds=()):
+        self.condition = condition
+        self.deployments = deployments
+        self.crds = crds
+
+
+COMPONENTS = {
+    "codeflare": Component("CodeFlareReady", ["codeflare-operator-manager"]),
+    "dashboard": Component("DashboardReady", ["rhods-dashboard"]),
+    "datasciencepipelines": Component("DataSciencePipelinesReady",
+                                      ["data-science-pipelines-operator-controller-manager"]),
+    "feastoperator": Component("FeastOperatorReady", ["feast-operator-controller-manager"]),
+    "kserve": Component("KserveReady", ["kserve-controller-manager", "odh-model-controller"],
+                        ["serving.kserve.io/InferenceService", "serving.kserve.io/ServingRuntime",
+                         "serving.kserve.io/LLMInferenceService", "inference.networking.k8s.io/InferencePool"]),
+    "kueue": Component("KueueReady", ["kueue-controller-manager"],
+                       ["kueue.x-k8s.io/ClusterQueue", "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/ResourceFlavor"]),
+    "llamastackoperator": Component("LlamaStackOperatorReady", ["llama-stack-k8s-operator-controller-manager"]),
+    "modelmeshserving": Component("ModelMeshServingReady", ["modelmesh-controller"]),
+    "modelregistry": Component("ModelRegistryReady", ["model-registry-operator-controller-manager"]),
+    "ray": Component("RayReady", ["kuberay-operator"], ["ray.io/RayCluster"]),
+    "trainingoperator": Component("TrainingOperatorReady", ["kubeflow-training-operator"],
+                                  ["kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob",
+                                   "trainer.kubeflow.org/ClusterTrainingRuntime", "trainer.kubeflow.org/TrainingRuntime"]),
+    "trustyai": Component("TrustyAIReady", ["trustyai-service-operator-controller-manager"]),
+    "workbenches": Component("WorkbenchesReady", ["notebook-controller-deployment", "odh-notebook-controller-manager"]),
+}
+
+
+def _package_of(csv):
+    for key in csv["metadata"].get("labels") or {}:
+        if key.startswith("operators.coreos.com/"):
+            return key.split("/", 1)[1].rsplit(".", 1)[0]
+    return None
+
+
+def csv_succeeded(cluster, package):
+    return any(_package_of(c) == package and (c.get("status") or {}).get("phase") == "Succeeded"
+               for c in cluster.store.list(CSVS)[0])
+
+
+def product(cluster):
+    """``(package, release name, apps namespace, monitoring namespace, version)`` of the installed ODH/RHOAI operator."""
+    crd = cluster.store.get(CRDS, "", "dscinitializations.dscinitialization.opendatahub.io") or {}
+    owner = (crd.get("metadata", {}).get("annotations") or {}).get(INSTALLED_BY, "")
+    namespace, _, name = owner.partition("/")
+    csv = cluster.store.get(CSVS, namespace, name) if owner else None
+    package = _package_of(csv) if csv else None
+    name_, apps, monitoring = PRODUCTS.get(package, PRODUCTS["opendatahub-operator"])
+    version = ((csv or {}).get("spec") or {}).get("version", "0.0.0")
+    return package, name_, apps, monitoring, version
+
+
+class DSCInitializationController(OperatorReconciler):
+    name = "dscinitialization"
+    key = DSCI
+    default_delay = 3.0
+    extra_watches = (CSVS,)
+
+    def related(self, event):
+        csv = event.obj
+        if _package_of(csv) in PRODUCTS and (csv.get("status") or {}).get("phase") == "Succeeded":
+            return [Ref(CSVS, csv["metadata"]["namespace"], csv["metadata"]["name"])]
+        return self.all_refs() if _package_of(csv) == "servicemeshoperator" else []
+
+    def reconcile(self, ref):
+        if ref.key == CSVS:
+            return self._default_dsci(ref)
+        return super().reconcile(ref)
+
+    def _default_dsci(self, ref):
+        """The operator's start-up: a default DSCInitialization unless DISABLE_DSC_CONFIG is set."""
+        cluster = self.cluster
+        csv = cluster.store.get(CSVS, ref.namespace, ref.name)
+        if csv is None or cluster.registry.for_storage_key(*DSCI) is None or cluster.store.list(DSCI)[0]:
+            return None
+        for deployment in cluster.store.list(DEPLOYMENTS, ref.namespace)[0]:
+            if (deployment["metadata"].get("labels") or {}).get("olm.owner") != ref.name:
+                continue
+            for container in deployment["spec"]["template"]["spec"].get("containers") or ():
+                if any(e.get("name") == "DISABLE_DSC_CONFIG" and str(e.get("value")).lower() == "true"
+                       for e in container.get("env") or ()):
+                    return None
+        _, apps, monitoring = PRODUCTS[_package_of(csv)]
+        create_or_skip(cluster, cluster.resource_for_key(DSCI), {
+            "apiVersion": "dscinitialization.opendatahub.io/v1", "kind": "DSCInitialization",
+            "metadata": {"name": "default-dsci"},
+            "spec": {"applicationsNamespace": apps,
+                     "monitoring": {"managementState": "Managed", "namespace": monitoring},
+                     "serviceMesh": {"managementState": "Removed",
+                                     "controlPlane": {"name": "data-science-smcp", "namespace": "istio-system",
+                                                      "metricsCollection": "Istio"}},
+                     "trustedCABundle": {"managementState": "Managed", "customCABundle": ""}}})
+        return None
+
+    def sync(self, ref, dsci):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        package, release, default_apps, default_monitoring, version = product(cluster)
+        spec = dsci.get("spec") or {}
+        apps = spec.get("applicationsNamespace") or default_apps
+        monitoring = (spec.get("monitoring") or {}).get("namespace") or default_monitoring
+        for namespace in {apps, monitoring}:
+            ensure_namespace(cluster, namespace, {"opendatahub.io/generated-namespace": "true"})
+        if package == "rhods-operator":
+            ensure_namespace(cluster, "rhods-notebooks", {"opendatahub.io/generated-namespace": "true"})
+        failure = self.fail_message(dsci)
+        left = self.delay_left(dsci)
+        mesh_wanted = (spec.get("serviceMesh") or {}).get("managementState") == "Managed"
+        mesh_ok = not mesh_wanted or csv_succeeded(cluster, "servicemeshoperator")
+
+        def change(status, obj):
+            conditions = status.get("conditions") or []
+            if failure:
+                status.update(phase="Error", errorMessage=failure)
+                conditions = set_condition(conditions, "Available", "False", "Error", failure, now)
+                conditions = set_condition(conditions, "Degraded", "True", "Error", failure, now)
+                conditions = set_condition(conditions, "ReconcileComplete", "False", "Error", failure, now)
+            elif left > 0:
+                status["phase"] = "Progressing"
+                conditions = set_condition(conditions, "Progressing", "True", "Progressing",
+                                           "DSCInitialization is being reconciled", now)
+            else:
+                status.pop("errorMessage", None)
+                status["phase"] = "Ready"
+                conditions = set_condition(conditions, "Available", "True", "ReconcileCompleted",
+                                           "DSCInitialization reconciled successfully", now)
+                conditions = set_condition(conditions, "Progressing", "False", "ReconcileCompleted",
+                                           "DSCInitialization reconciled successfully", now)
+                conditions = set_condition(conditions, "Degraded", "False", "ReconcileCompleted",
+                                           "DSCInitialization reconciled successfully", now)
+                conditions = set_condition(conditions, "ReconcileComplete", "True", "ReconcileCompleted",
+                                           "DSCInitialization reconciled successfully", now)
+            if mesh_ok:
+                conditions = set_condition(conditions, "CapabilityServiceMesh", "True" if mesh_wanted else "False",
+                                           "Configured" if mesh_wanted else "Removed",
+                                           "Service Mesh configured" if mesh_wanted else "ServiceMesh is Removed", now)
+            else:
+                conditions = set_condition(conditions, "CapabilityServiceMesh", "False", "MissingOperator",
+                                           "failed to find the pre-requisite Service Mesh Operator subscription, please "
+                                           "ensure Service Mesh Operator is installed.", now)
+            status.update(conditions=conditions, release={"name": release, "version": version},
+                          observedGeneration=obj["metadata"].get("generation", 1))
+        self.write_status(ref, change)
+        return left or None
+
+
+class DataScienceClusterController(OperatorReconciler):
+    name = "datasciencecluster"
+    key = DSC
+    default_delay = 5.0
+    extra_watches = (DSCI, DEPLOYMENTS, CSVS)
+
+    def related(self, event):
+        if event.key == DEPLOYMENTS:
+            labels = event.obj["metadata"].get("labels") or {}
+            return self.all_refs() if any(k.startswith("app.opendatahub.io/") for k in labels) else []
+        return self.all_refs()
+
+    def sync(self, ref, dsc):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        dscis = cluster.store.list(DSCI)[0] if cluster.registry.for_storage_key(*DSCI) else []
+        _, release, _, _, version = product(cluster)
+        components = (dsc.get("spec") or {}).get("components") or {}
+        failure = self.fail_message(dsc)
+        if not dscis or (dscis[0].get("status") or {}).get("phase") != "Ready":
+            message = "failed to get a valid DSCInitialization instance" if not dscis else \
+                "DSCInitialization %s is not ready" % dscis[0]["metadata"]["name"]
+            self.write_status(ref, lambda status, obj: status.update(
+                phase="Not Ready", conditions=set_condition(status.get("conditions"), "Ready", "False", "Error",
+                                                            message, now)))
+            return 5.0
+        apps = (dscis[0].get("spec") or {}).get("applicationsNamespace") or "opendatahub"
+        results = {}
+        requeue = None
+        for name, component in COMPONENTS.items():
+            spec = components.get(name) or {}
+            state = spec.get("managementState") or "Removed"
+            if state != "Managed":
+                for deployment in component.deployments:
+                    delete_quietly(cluster, cluster.resource_for_key(DEPLOYMENTS), apps, deployment)
+                results[name] = (state, "False", "Removed", "Component ManagementState is set to Removed")
+                continue
+            apis.install_crds(cluster, component.crds)
+            if name == "trainingoperator":
+                from kubesim.addons import install_default_training_runtime
+                install_default_training_runtime(cluster)
+            for deployment in component.deployments:
+                self._deployment(dsc, apps, name, deployment)
+            problem = annotation(dsc, "fail-" + name) or self._prerequisite(name, spec)
+            unavailable = [d for d in component.deployments
+                           if not condition_true(cluster.store.get(DEPLOYMENTS, apps, d) or {}, "Available")]
+            left = self.delay_left(dsc)
+            if problem:
+                results[name] = (state, "False", "Error", problem)
+            elif unavailable or left > 0:
+                results[name] = (state, "False", "NotReady", "waiting for deployments: %s" % ", ".join(unavailable)
+                                 if unavailable else "component is being reconciled")
+                requeue = left if not unavailable else requeue
+            else:
+                results[name] = (state, "True", "Ready", "Component is ready")
+        not_ready = [COMPONENTS[n].condition for n, r in results.items() if r[0] == "Managed" and r[1] != "True"]
+
+        def change(status, obj):
+            conditions = status.get("conditions") or []
+            for name, (state, value, reason, message) in sorted(results.items()):
+                conditions = set_condition(conditions, COMPONENTS[name].condition, value, reason, message, now,
+                                           severity="Info" if reason == "Removed" else None)
+            if failure:
+                ready, reason, message = "False", "Error", failure
+            elif not_ready:
+                ready, reason, message = "False", "NotReady", "Some components are not ready: " + ", ".join(not_ready)
+            else:
+                ready, reason, message = "True", "Ready", "Ready"
+            conditions = set_condition(conditions, "ProvisioningSucceeded", "True" if not failure else "False",
+                                       "DSCReconcileCompleted" if not failure else "Error",
+                                       "DataScienceCluster resource reconciled successfully" if not failure else failure,
+                                       now)
+            conditions = set_condition(conditions, "Ready", ready, reason, message, now)
+            status["conditions"] = conditions
+            status["phase"] = "Ready" if ready == "True" else "Not Ready"
+            if failure:
+                status["errorMessage"] = failure
+            else:
+                status.pop("errorMessage", None)
+            summary = {}
+            for name, (state, value, _, _) in results.items():
+                allowed = ("Managed", "Unmanaged", "Removed") if name == "kueue" else ("Managed", "Removed")
+                entry = {"managementState": state if state in allowed else "Removed"}
+                if name == "kserve" and state == "Managed":
+                    kserve = components.get("kserve") or {}
+                    entry["defaultDeploymentMode"] = kserve.get("defaultDeploymentMode") or (
+                        "Serverless" if (kserve.get("serving") or {}).get("managementState", "Managed") == "Managed"
+                        else "RawDeployment")
+                    entry["serverlessMode"] = (kserve.get("serving") or {}).get("managementState", "Managed")
+                summary[name] = entry
+            status["components"] = summary
+            status["installedComponents"] = {n: r[0] == "Managed" for n, r in results.items()}
+            status["release"] = {"name": release, "version": version}
+            status["observedGeneration"] = obj["metadata"].get("generation", 1)
+        self.write_status(ref, change)
+        return requeue
+
+    def _prerequisite(self, name, spec):
+        if name != "kserve":
+            return None
+        if (spec.get("serving") or {}).get("managementState", "Managed") != "Managed":
+            return None
+        if not csv_succeeded(self.cluster, "serverless-operator"):
+            return "operator serverless-operator not found. Please install the operator before enabling kserve component"
+        if not csv_succeeded(self.cluster, "servicemeshoperator"):
+            return "operator servicemeshoperator not found. Please install the operator before enabling kserve component"
+        return None
+
+    def _deployment(self, dsc, namespace, component, name):
+        cluster = self.cluster
+        ensure_namespace(cluster, namespace)
+        labels = {"app": name, "app.opendatahub.io/%s" % component: "true"}
+        create_or_skip(cluster, cluster.resource_for_key(DEPLOYMENTS), {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels),
+                         "ownerReferences": [owner_reference(dsc)]},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": dict(labels)},
+                                  "spec": {"containers": [{"name": "manager", "image": "quay.io/opendatahub/%s:kubesim" % name,
+                                                           "resources": {"requests": {"cpu": "10m",
+                                                                                      "memory": "64Mi"}}}]}}}}, namespace)

@@ -1,0 +1,662 @@
+"""OLM (operators.coreos.com) as OpenShift runs it: catalog-operator and olm-operator, simplified.
+
+- CatalogSource: a registry pod and, after ``kubesim.perfscale.io/delay-s``
+  (default 2 s), ``status.connectionState.lastObservedState: READY`` and
+  ``registryService``; a source whose image no catalog fixture serves stays
+  ``TRANSIENT_FAILURE`` (its image cannot be pulled).
+- OperatorGroup: ``status.namespaces`` (``[""]`` for all namespaces, else the
+  target namespaces) and ``lastUpdated``.
+- Subscription: resolves ``spec.name`` in ``spec.channel`` (default: the
+  package's default channel) of its catalog (``ResolutionFailed`` with OLM's
+  "no operators found ..." messages otherwise), creates an InstallPlan for
+  ``spec.startingCSV`` or the channel head, then one per upgrade step along the
+  channel (``replaces``); ``status.state`` ``UpgradePending`` (an InstallPlan
+  not complete), ``AtLatestKnown`` (the head installed), ``UpgradeFailed``;
+  ``currentCSV``, ``installedCSV``, ``installPlanRef``, ``installplan``,
+  ``installPlanGeneration``, ``catalogHealth`` and the conditions
+  ``CatalogSourcesUnhealthy``, ``InstallPlanPending`` (reason ``RequiresApproval``
+  or ``Installing``), ``InstallPlanFailed``, ``ResolutionFailed``.
+- InstallPlan: ``spec.approval`` Automatic (approved at creation) or Manual
+  (``status.phase: RequiresApproval`` until ``spec.approved: true``), then
+  ``Installing`` (the owned CRDs and the CSV are created) and ``Complete``
+  (condition ``Installed=True``); an injected ``installplan`` controller fault
+  makes it ``Failed``.
+- ClusterServiceVersion: ``Pending`` (``RequirementsUnknown``, then
+  ``RequirementsNotMet`` until its owned CRDs are Established) -> ``InstallReady``
+  (``AllRequirementsMet``) -> ``Installing`` (the Deployments of
+  ``spec.install.spec.deployments``, with the Subscription's ``spec.config``
+  env/nodeSelector/tolerations/resources) -> ``Succeeded`` once they are
+  Available and the package's install time passed; ``Failed`` with
+  ``NoOperatorGroup``, ``TooManyOperatorGroups``, ``UnsupportedOperatorGroup``
+  (install mode), ``InstallComponentFailed`` (annotation ``kubesim.perfscale.io/fail``
+  on the Subscription or the CSV, a catalog version's ``fail``, or an injected
+  ``clusterserviceversion`` fault) or ``InstallCheckFailed`` (``install timeout``,
+  5 simulated minutes). A CSV that ``replaces`` another deletes it once Succeeded.
+"""
+
+import json
+import random
+
+from kubesim import apis, olm
+from kubesim.controllers.base import Controller, Ref
+from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, create_or_skip, delete_quietly,
+                                      float_annotation, owner_reference, set_condition, since)
+from kubesim.errors import ApiError
+
+GROUP = "operators.coreos.com"
+CATALOG_SOURCES = (GROUP, "catalogsources")
+OPERATOR_GROUPS = (GROUP, "operatorgroups")
+SUBSCRIPTIONS = (GROUP, "subscriptions")
+INSTALL_PLANS = (GROUP, "installplans")
+CSVS = (GROUP, "clusterserviceversions")
+DEPLOYMENTS = ("apps", "deployments")
+PODS = ("", "pods")
+CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+INSTALLED_BY = PREFIX + "installed-by-csv"
+INSTALL_TIMEOUT_S = 300.0
+NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def catalogs_of(cluster):
+    """The cluster's :class:`kubesim.olm.Catalogs` (loaded once)."""
+    catalogs = getattr(cluster, "catalogs", None)
+    if catalogs is None:
+        settings = getattr(cluster, "settings", None)
+        catalogs = cluster.catalogs = olm.Catalogs(getattr(settings, "catalog_dirs", ()) or ())
+    return catalogs
+
+
+def package_label(package, namespace):
+    return "operators.coreos.com/%s.%s" % (package, namespace)
+
+
+def operator_ready(cluster, crd_name):
+    """Is an operator reconciling the kinds of ``crd_name``?
+
+    CRDs that OLM installed (annotation ``kubesim.perfscale.io/installed-by-csv``)
+    are served by their operator only while that CSV is ``Succeeded``; CRDs
+    installed otherwise (kubectl, an addon) count as having a running operator.
+    """
+    crd = cluster.store.get(CRDS, "", crd_name)
+    if crd is None:
+        return False
+    owner = (crd["metadata"].get("annotations") or {}).get(INSTALLED_BY)
+    if not owner:
+        return True
+    namespace, _, name = owner.partition("/")
+    csv = cluster.store.get(CSVS, namespace, name)
+    return csv is not None and (csv.get("status") or {}).get("phase") == "Succeeded"
+
+
+def _ref(obj):
+    meta = obj["metadata"]
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": meta["name"],
+            "namespace": meta.get("namespace"), "resourceVersion": meta.get("resourceVersion"), "uid": meta.get("uid")}
+
+
+class CatalogSourceController(Controller):
+    name = "catalogsource"
+    watches = (CATALOG_SOURCES,)
+
+    def reconcile(self, ref):
+        cluster = self.cluster
+        source = cluster.store.get(CATALOG_SOURCES, ref.namespace, ref.name)
+        if source is None or source["metadata"].get("deletionTimestamp"):
+            return None
+        fixtures = catalogs_of(cluster).for_source(source)
+        self._registry_pod(source, bool(fixtures))
+        delay = float_annotation(source, "delay-s", 2.0)
+        waited = since(source["metadata"].get("creationTimestamp"), self.clock)
+        now = self.clock.timestamp()
+        address = "%s.%s.svc:50051" % (ref.name, ref.namespace)
+        if not fixtures:
+            state = "TRANSIENT_FAILURE"
+        elif waited < delay:
+            state = "CONNECTING"
+        else:
+            state = "READY"
+
+        def write(obj):
+            status = obj.setdefault("status", {})
+            connection = status.get("connectionState") or {}
+            if connection.get("lastObservedState") == state:
+                return False
+            status["connectionState"] = {"address": address, "lastConnect": now, "lastObservedState": state}
+            status["registryService"] = {"createdAt": obj["metadata"].get("creationTimestamp"), "port": "50051",
+                                         "protocol": "grpc", "serviceName": ref.name, "serviceNamespace": ref.namespace}
+            if not fixtures:
+                status["message"] = "no catalog fixture serves image %s (kubesim)" % ((obj.get("spec") or {}).get("image"))
+                status["reason"] = "RegistryServerError"
+            else:
+                status.pop("message", None)
+                status.pop("reason", None)
+            return True
+        cluster.mutate(cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, write, subresource="status")
+        if state == "CONNECTING":
+            return delay - waited
+        return None
+
+    def _registry_pod(self, source, pullable):
+        cluster = self.cluster
+        namespace = source["metadata"]["namespace"]
+        for pod in cluster.store.list(PODS, namespace)[0]:
+            if (pod["metadata"].get("labels") or {}).get("olm.catalogSource") == source["metadata"]["name"]:
+                return
+        annotations = {} if pullable else {PREFIX + "outcome": "CrashLoopBackOff", PREFIX + "log":
+                                           "error pulling image %s" % (source.get("spec") or {}).get("image")}
+        create_or_skip(cluster, cluster.resource_for_key(PODS), {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": source["metadata"]["name"] + "-", "namespace": namespace,
+                         "labels": {"olm.catalogSource": source["metadata"]["name"], "olm.managed": "true"},
+                         "annotations": annotations, "ownerReferences": [owner_reference(source)]},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
+                     "containers": [{"name": "registry-server", "image": (source.get("spec") or {}).get("image", ""),
+                                     "ports": [{"name": "grpc", "containerPort": 50051}]}]}}, namespace)
+
+
+class OperatorGroupController(Controller):
+    name = "operatorgroup"
+    watches = (OPERATOR_GROUPS,)
+
+    def reconcile(self, ref):
+        group = self.cluster.store.get(OPERATOR_GROUPS, ref.namespace, ref.name)
+        if group is None:
+            return None
+        spec = group.get("spec") or {}
+        targets = list(spec.get("targetNamespaces") or ())
+        namespaces = targets if targets or spec.get("selector") else [""]
+        now = self.clock.timestamp()
+
+        def write(obj):
+            status = obj.setdefault("status", {})
+            if status.get("namespaces") == namespaces:
+                return False
+            status.update(namespaces=namespaces, lastUpdated=now)
+            return True
+        self.cluster.mutate(self.cluster.resource_for_key(OPERATOR_GROUPS), ref.namespace, ref.name, write,
+                            subresource="status")
+        return None
+
+
+def _install_mode(group, namespace):
+    """The install mode an OperatorGroup asks for (OLM's InstallModeSet of the group)."""
+    targets = (group.get("status") or {}).get("namespaces")
+    if targets is None:
+        spec = group.get("spec") or {}
+        targets = list(spec.get("targetNamespaces") or ()) or [""]
+    if targets == [""]:
+        return "AllNamespaces", "cannot configure to watch all namespaces"
+    if targets == [namespace]:
+        return "OwnNamespace", "cannot configure to watch own namespace"
+    if len(targets) == 1:
+        return "SingleNamespace", "cannot configure to watch one namespace"
+    return "MultiNamespace", "cannot configure to watch multiple namespaces"
+
+
+class SubscriptionController(Controller):
+    name = "subscription"
+    watches = (SUBSCRIPTIONS, INSTALL_PLANS, CSVS, CATALOG_SOURCES, OPERATOR_GROUPS)
+
+    def on_event(self, event):
+        meta = event.obj["metadata"]
+        if event.key == SUBSCRIPTIONS:
+            return [Ref(SUBSCRIPTIONS, meta["namespace"], meta["name"])]
+        if event.key == CATALOG_SOURCES:
+            return [Ref(SUBSCRIPTIONS, s["metadata"]["namespace"], s["metadata"]["name"])
+                    for s in self.cluster.store.list(SUBSCRIPTIONS)[0]]
+        return [Ref(SUBSCRIPTIONS, s["metadata"]["namespace"], s["metadata"]["name"])
+                for s in self.cluster.store.list(SUBSCRIPTIONS, meta["namespace"])[0]]
+
+    def reconcile(self, ref):
+        cluster = self.cluster
+        sub = cluster.store.get(SUBSCRIPTIONS, ref.namespace, ref.name)
+        if sub is None or sub["metadata"].get("deletionTimestamp"):
+            return None
+        spec = sub.get("spec") or {}
+        status = sub.get("status") or {}
+        now = self.clock.timestamp()
+        source = cluster.store.get(CATALOG_SOURCES, spec.get("sourceNamespace") or "", spec.get("source") or "")
+        healthy = source is not None and olm.source_ready(source)
+        conditions = status.get("conditions") or []
+        health = [{"catalogSourceRef": _ref(source), "healthy": healthy, "lastUpdated": now}] if source else []
+        if healthy:
+            conditions = set_condition(conditions, "CatalogSourcesUnhealthy", "False", "AllCatalogSourcesHealthy",
+                                       "all available catalogsources are healthy", now)
+        else:
+            conditions = set_condition(conditions, "CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
+                                       "targeted catalogsource %s/%s %s" % (spec.get("sourceNamespace"), spec.get("source"),
+                                                                            "missing" if source is None else "unhealthy"),
+                                       now)
+            return self._write(ref, conditions, health, now, retry=5.0)
+        problem, package, channel = self._resolve(sub, source)
+        if problem:
+            conditions = set_condition(conditions, "ResolutionFailed", "True", "ConstraintsNotSatisfiable", problem, now)
+            return self._write(ref, conditions, health, now, retry=10.0)
+        conditions = [c for c in conditions if c.get("type") != "ResolutionFailed"]
+        current = status.get("currentCSV")
+        updates = {}
+        if not current:
+            target = spec.get("startingCSV") or package.head(channel)
+            plan = self._create_plan(sub, package, target, source, int(status.get("installPlanGeneration") or 0) + 1)
+            updates = self._plan_status(plan, target)
+            conditions = self._pending(conditions, plan, now)
+            return self._write(ref, conditions, health, now, updates=dict(updates, state="UpgradePending"))
+        plan_name = (status.get("installPlanRef") or {}).get("name")
+        plan = cluster.store.get(INSTALL_PLANS, ref.namespace, plan_name) if plan_name else None
+        phase = ((plan or {}).get("status") or {}).get("phase")
+        csv = cluster.store.get(CSVS, ref.namespace, current)
+        if plan is not None and phase in (None, "", "RequiresApproval", "Installing"):
+            conditions = self._pending(conditions, plan, now)
+            return self._write(ref, conditions, health, now, updates={"state": "UpgradePending"})
+        if phase == "Failed":
+            conditions = [c for c in conditions if c.get("type") != "InstallPlanPending"]
+            conditions = set_condition(conditions, "InstallPlanFailed", "True", "InstallComponentFailed",
+                                       (plan.get("status") or {}).get("message") or "install plan failed", now)
+            return self._write(ref, conditions, health, now, updates={"state": "UpgradeFailed"})
+        conditions = [c for c in conditions if c.get("type") not in ("InstallPlanPending", "InstallPlanFailed")]
+        if csv is None:
+            return self._write(ref, conditions, health, now, retry=1.0)
+        updates["installedCSV"] = current
+        upgrade = package.next_in_channel(channel, current)
+        if upgrade is not None:
+            plan = self._create_plan(sub, package, upgrade, source, int(status.get("installPlanGeneration") or 0) + 1)
+            updates.update(self._plan_status(plan, upgrade))
+            conditions = self._pending(conditions, plan, now)
+            updates["state"] = "UpgradePending"
+        else:
+            updates["state"] = "AtLatestKnown"
+        return self._write(ref, conditions, health, now, updates=updates)
+
+    def _resolve(self, sub, source):
+        """``(problem, package, channel)``: OLM's resolution messages when the subscription cannot be resolved."""
+        cluster = self.cluster
+        spec = sub.get("spec") or {}
+        name = sub["metadata"]["name"]
+        groups = cluster.store.list(OPERATOR_GROUPS, sub["metadata"]["namespace"])[0]
+        if not groups:
+            return "no operator group found that is managing this namespace", None, None
+        if len(groups) > 1:
+            return ("found %d operatorgroups in namespace %s, expected exactly one"
+                    % (len(groups), sub["metadata"]["namespace"])), None, None
+        package = catalogs_of(cluster).package(source, spec.get("name"))
+        where = "the catalog referenced by subscription %s" % name
+        if package is None:
+            return ("constraints not satisfiable: no operators found in package %s in %s, subscription %s exists"
+                    % (spec.get("name"), where, name)), None, None
+        channel = spec.get("channel") or package.default_channel
+        if channel not in package.channels:
+            return ("constraints not satisfiable: no operators found in channel %s of package %s in %s, subscription %s "
+                    "exists" % (channel, package.name, where, name)), None, None
+        starting = spec.get("startingCSV")
+        if starting and not package.in_channel(channel, starting):
+            return ("constraints not satisfiable: no operators found with name %s in channel %s of package %s in %s, "
+                    "subscription %s exists" % (starting, channel, package.name, where, name)), None, None
+        return None, package, channel
+
+    def _create_plan(self, sub, package, csv_name, source, generation):
+        cluster = self.cluster
+        namespace = sub["metadata"]["namespace"]
+        approval = (sub.get("spec") or {}).get("installPlanApproval") or "Automatic"
+        name = "install-" + "".join(random.choice(NAME_CHARS) for _ in range(5))
+        bundle = package.bundle(csv_name)
+        plan = cluster.create(cluster.resource_for_key(INSTALL_PLANS), {
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {package_label(package.name, namespace): ""},
+                         "ownerReferences": [owner_reference(sub, controller=False)]},
+            "spec": {"approval": approval, "approved": approval == "Automatic",
+                     "clusterServiceVersionNames": [csv_name], "generation": generation}}, namespace)
+        source_meta = source["metadata"]
+        steps = [{"resolving": csv_name, "status": "Unknown",
+                  "resource": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition",
+                               "name": crd["name"], "sourceName": source_meta["name"],
+                               "sourceNamespace": source_meta["namespace"]}}
+                 for crd in bundle["spec"]["customresourcedefinitions"]["owned"]]
+        steps.append({"resolving": csv_name, "status": "Unknown",
+                      "resource": {"group": GROUP, "version": "v1alpha1", "kind": "ClusterServiceVersion",
+                                   "name": csv_name, "sourceName": source_meta["name"],
+                                   "sourceNamespace": source_meta["namespace"]}})
+        phase = "Installing" if approval == "Automatic" else "RequiresApproval"
+
+        def write(obj):
+            obj["status"] = {"phase": phase, "catalogSources": [source_meta["name"]], "plan": steps,
+                             "bundleLookups": [{"catalogSourceRef": {"name": source_meta["name"],
+                                                                     "namespace": source_meta["namespace"]},
+                                                "identifier": csv_name, "path": "%s/%s:v%s" % (
+                                                    source_meta["name"], package.name, package.version_of(csv_name)),
+                                                "replaces": bundle["spec"].get("replaces", ""),
+                                                "properties": json.dumps({"properties": [{"type": "olm.package", "value": {
+                                                    "packageName": package.name,
+                                                    "version": package.version_of(csv_name)}}]})}]}
+        cluster.mutate(cluster.resource_for_key(INSTALL_PLANS), namespace, name, write, subresource="status")
+        cluster.record_event(sub, "InstallPlanCreated", "created install plan %s for %s" % (name, csv_name),
+                             component="operator-lifecycle-manager")
+        return cluster.store.get(INSTALL_PLANS, namespace, name) or plan
+
+    @staticmethod
+    def _plan_status(plan, csv_name):
+        meta = plan["metadata"]
+        return {"currentCSV": csv_name, "installPlanGeneration": plan["spec"]["generation"],
+                "installPlanRef": {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+                                   "name": meta["name"], "namespace": meta["namespace"],
+                                   "resourceVersion": meta["resourceVersion"], "uid": meta["uid"]},
+                "installplan": {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+                                "name": meta["name"], "uuid": meta["uid"]}}
+
+    @staticmethod
+    def _pending(conditions, plan, now):
+        phase = (plan.get("status") or {}).get("phase") or "RequiresApproval"
+        reason = "RequiresApproval" if phase == "RequiresApproval" else "Installing"
+        return set_condition(conditions, "InstallPlanPending", "True", reason, None, now)
+
+    def _write(self, ref, conditions, health, now, updates=None, retry=None):
+        def comparable(status):
+            status = dict(status, catalogHealth=[dict(h, lastUpdated=None) for h in status.get("catalogHealth") or ()])
+            status.pop("lastUpdated", None)
+            return json.dumps(status, sort_keys=True)
+
+        def write(obj):
+            status = obj.setdefault("status", {})
+            before = comparable(status)
+            status["conditions"] = conditions
+            status["catalogHealth"] = health
+            status.update(updates or {})
+            if comparable(status) == before and status.get("lastUpdated"):
+                return False
+            status["lastUpdated"] = now
+            return True
+        self.cluster.mutate(self.cluster.resource_for_key(SUBSCRIPTIONS), ref.namespace, ref.name, write,
+                            subresource="status")
+        return retry
+
+
+class InstallPlanController(Controller):
+    name = "installplan"
+    watches = (INSTALL_PLANS,)
+
+    def reconcile(self, ref):
+        cluster = self.cluster
+        plan = cluster.store.get(INSTALL_PLANS, ref.namespace, ref.name)
+        if plan is None or plan["metadata"].get("deletionTimestamp"):
+            return None
+        status = plan.get("status") or {}
+        phase = status.get("phase")
+        if phase == "RequiresApproval" and (plan.get("spec") or {}).get("approved"):
+            self._phase(ref, "Installing")
+            return 1.0
+        if phase != "Installing":
+            return None
+        now = self.clock.timestamp()
+        failure = self.failure(plan)
+        if failure:
+            def failed(obj):
+                obj["status"]["phase"] = "Failed"
+                obj["status"]["message"] = failure
+                obj["status"]["conditions"] = set_condition(obj["status"].get("conditions"), "Installed", "False",
+                                                            "InstallComponentFailed", failure, now, lastUpdateTime=now)
+            cluster.mutate(cluster.resource_for_key(INSTALL_PLANS), ref.namespace, ref.name, failed, subresource="status")
+            return None
+        steps = status.get("plan") or []
+        csv_step = next((s for s in steps if s["resource"]["kind"] == "ClusterServiceVersion"), None)
+        if csv_step is None:
+            return None
+        source = cluster.store.get(CATALOG_SOURCES, csv_step["resource"]["sourceNamespace"],
+                                   csv_step["resource"]["sourceName"])
+        if source is None:
+            return 5.0
+        csv_name = csv_step["resource"]["name"]
+        package = next((p for p in catalogs_of(cluster).packages(source) if p.version_of(csv_name)), None)
+        if package is None:
+            return None
+        created = {}
+        crd_names = [crd["name"] for crd in package.bundle(csv_name)["spec"]["customresourcedefinitions"]["owned"]]
+        new_crds = apis.install_crds(cluster, package.owns, annotations={INSTALLED_BY: "%s/%s" % (ref.namespace, csv_name)})
+        for name in crd_names:
+            created[name] = "Created" if name in new_crds else "Present"
+            crd = cluster.store.get(CRDS, "", name)
+            if crd is not None and name not in new_crds:
+                def adopt(obj, csv_name=csv_name):
+                    obj["metadata"].setdefault("annotations", {})[INSTALLED_BY] = "%s/%s" % (ref.namespace, csv_name)
+                cluster.mutate(cluster.resource_for_key(CRDS), "", name, adopt)
+        created[csv_name] = "Created" if self._create_csv(plan, package, csv_name) else "Present"
+
+        def complete(obj):
+            status = obj["status"]
+            for step in status.get("plan") or ():
+                step["status"] = created.get(step["resource"]["name"], step["status"])
+            status["phase"] = "Complete"
+            status["startTime"] = status.get("startTime") or now
+            status["conditions"] = set_condition(status.get("conditions"), "Installed", "True", None, None, now,
+                                                 lastUpdateTime=now)
+        cluster.mutate(cluster.resource_for_key(INSTALL_PLANS), ref.namespace, ref.name, complete, subresource="status")
+        return None
+
+    def _phase(self, ref, phase):
+        def change(obj):
+            obj.setdefault("status", {})["phase"] = phase
+        self.cluster.mutate(self.cluster.resource_for_key(INSTALL_PLANS), ref.namespace, ref.name, change,
+                            subresource="status")
+
+    def _create_csv(self, plan, package, csv_name):
+        cluster = self.cluster
+        namespace = plan["metadata"]["namespace"]
+        if cluster.store.get(CSVS, namespace, csv_name) is not None:
+            return False
+        bundle = package.bundle(csv_name)
+        sub = next((s for s in cluster.store.list(SUBSCRIPTIONS, namespace)[0]
+                    if (s.get("spec") or {}).get("name") == package.name), None)
+        groups = cluster.store.list(OPERATOR_GROUPS, namespace)[0]
+        group = groups[0] if groups else None
+        annotations = bundle["metadata"]["annotations"]
+        annotations.update({"olm.operatorNamespace": namespace,
+                            "operatorframework.io/properties": json.dumps({"properties": [{"type": "olm.package", "value": {
+                                "packageName": package.name, "version": package.version_of(csv_name)}}]}),
+                            PREFIX + "install-s": str(package.install_seconds)})
+        if group is not None:
+            targets = (group.get("status") or {}).get("namespaces") or [""]
+            annotations.update({"olm.operatorGroup": group["metadata"]["name"], "olm.targetNamespaces": ",".join(targets)})
+        fail = (sub and annotation(sub, "fail")) or package.override(package.version_of(csv_name), "fail")
+        if fail:
+            annotations[FAIL] = fail
+        bundle["metadata"].update(namespace=namespace, labels={package_label(package.name, namespace): "",
+                                                               "olm.managed": "true"})
+        try:
+            cluster.create(cluster.resource_for_key(CSVS), bundle, namespace)
+        except ApiError as exc:
+            if exc.code != 409:
+                raise
+            return False
+        return True
+
+
+class ClusterServiceVersionController(Controller):
+    name = "clusterserviceversion"
+    watches = (CSVS, DEPLOYMENTS, OPERATOR_GROUPS, CRDS)
+
+    def on_event(self, event):
+        meta = event.obj["metadata"]
+        if event.key == CSVS:
+            return [Ref(CSVS, meta["namespace"], meta["name"])]
+        if event.key == DEPLOYMENTS:
+            labels = meta.get("labels") or {}
+            if labels.get("olm.owner.kind") == "ClusterServiceVersion":
+                return [Ref(CSVS, labels.get("olm.owner.namespace", meta["namespace"]), labels.get("olm.owner"))]
+            return []
+        if event.key == CRDS:
+            owner = (meta.get("annotations") or {}).get(INSTALLED_BY)
+            if owner and condition_true(event.obj, "Established"):
+                namespace, _, name = owner.partition("/")
+                return [Ref(CSVS, namespace, name)]
+            return []
+        return [Ref(CSVS, c["metadata"]["namespace"], c["metadata"]["name"])
+                for c in self.cluster.store.list(CSVS, meta["namespace"])[0]]
+
+    def _set_phase(self, ref, phase, reason, message, extra=None):
+        now = self.clock.timestamp()
+
+        def write(obj):
+            status = obj.setdefault("status", {})
+            if status.get("phase") == phase and status.get("reason") == reason and status.get("message") == message \
+                    and not extra:
+                return False
+            if status.get("phase") != phase or status.get("reason") != reason:
+                status["lastTransitionTime"] = now
+                history = list(status.get("conditions") or [])
+                history.append({"phase": phase, "reason": reason, "message": message, "lastTransitionTime": now,
+                                "lastUpdateTime": now})
+                status["conditions"] = history[-20:]
+            status.update(phase=phase, reason=reason, message=message, lastUpdateTime=now)
+            status.update(extra or {})
+            return True
+        self.cluster.mutate(self.cluster.resource_for_key(CSVS), ref.namespace, ref.name, write, subresource="status")
+
+    def reconcile(self, ref):
+        cluster = self.cluster
+        csv = cluster.store.get(CSVS, ref.namespace, ref.name)
+        if csv is None or csv["metadata"].get("deletionTimestamp"):
+            return None
+        status = csv.get("status") or {}
+        phase = status.get("phase")
+        if phase == "Failed":
+            return None
+        groups = cluster.store.list(OPERATOR_GROUPS, ref.namespace)[0]
+        if not groups:
+            self._set_phase(ref, "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")
+            return None
+        if len(groups) > 1:
+            self._set_phase(ref, "Failed", "TooManyOperatorGroups", "csv created in namespace with multiple "
+                                                                    "operatorgroups, can't pick one automatically")
+            return None
+        mode, what = _install_mode(groups[0], ref.namespace)
+        supported = {m["type"] for m in (csv.get("spec") or {}).get("installModes") or () if m.get("supported")}
+        if mode not in supported:
+            self._set_phase(ref, "Failed", "UnsupportedOperatorGroup", "%s InstallModeType not supported, %s" % (mode, what))
+            return None
+        if not phase:
+            self._set_phase(ref, "Pending", "RequirementsUnknown", "requirements not yet checked")
+            return 0.5
+        requirements, missing = self._requirements(csv)
+        if phase == "Pending":
+            if missing:
+                self._set_phase(ref, "Pending", "RequirementsNotMet", "one or more requirements couldn't be found",
+                                {"requirementStatus": requirements})
+                return 2.0
+            self._set_phase(ref, "InstallReady", "AllRequirementsMet", "all requirements found, attempting install",
+                            {"requirementStatus": requirements})
+            return 0.5
+        failure = annotation(csv, "fail") or self.failure(csv)
+        if phase == "InstallReady":
+            if failure:
+                self._set_phase(ref, "Failed", "InstallComponentFailed", "install strategy failed: %s" % failure
+                                if not failure.startswith("install strategy failed") else failure)
+                return None
+            self._deploy(csv)
+            self._set_phase(ref, "Installing", "InstallSucceeded", "waiting for install components to report healthy")
+            return 1.0
+        unavailable = self._unavailable(csv)
+        if phase == "Installing":
+            if failure:
+                self._set_phase(ref, "Failed", "InstallComponentFailed", "install strategy failed: %s" % failure)
+                return None
+            elapsed = since(status.get("lastTransitionTime"), self.clock)
+            if unavailable:
+                if elapsed >= INSTALL_TIMEOUT_S:
+                    self._set_phase(ref, "Failed", "InstallCheckFailed", "install timeout")
+                    return None
+                self._set_phase(ref, "Installing", "InstallWaiting", "installing: waiting for deployment %s to become "
+                                "ready: deployment \"%s\" not available: Deployment does not have minimum availability."
+                                % (unavailable[0], unavailable[0]))
+                return min(5.0, INSTALL_TIMEOUT_S - elapsed)
+            wanted = float_annotation(csv, "install-s", 15.0)
+            if elapsed < wanted:
+                return wanted - elapsed
+            self._set_phase(ref, "Succeeded", "InstallSucceeded", "install strategy completed with no errors")
+            cluster.record_event(csv, "InstallSucceeded", "install strategy completed with no errors",
+                                 component="operator-lifecycle-manager")
+            return 0.5
+        if phase == "Succeeded":
+            replaced = (csv.get("spec") or {}).get("replaces")
+            if replaced and cluster.store.get(CSVS, ref.namespace, replaced) is not None:
+                delete_quietly(cluster, cluster.resource_for_key(CSVS), ref.namespace, replaced)
+            if self._missing_deployments(csv):
+                self._deploy(csv)
+                self._set_phase(ref, "Installing", "InstallSucceeded", "waiting for install components to report healthy")
+                return 1.0
+        return None
+
+    def _requirements(self, csv):
+        requirements = []
+        missing = []
+        for owned in ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get("owned") or ():
+            crd = self.cluster.store.get(CRDS, "", owned["name"])
+            established = crd is not None and condition_true(crd, "Established")
+            requirements.append({"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition",
+                                 "name": owned["name"], "status": "Present" if established else "NotPresent",
+                                 "message": "CRD is present and Established condition is true" if established
+                                 else "CRD is not present", "uuid": (crd or {}).get("metadata", {}).get("uid", "")})
+            if not established:
+                missing.append(owned["name"])
+        return requirements, missing
+
+    def _specs(self, csv):
+        return (((csv.get("spec") or {}).get("install") or {}).get("spec") or {}).get("deployments") or ()
+
+    def _missing_deployments(self, csv):
+        return [d["name"] for d in self._specs(csv)
+                if self.cluster.store.get(DEPLOYMENTS, csv["metadata"]["namespace"], d["name"]) is None]
+
+    def _unavailable(self, csv):
+        names = []
+        for spec in self._specs(csv):
+            deployment = self.cluster.store.get(DEPLOYMENTS, csv["metadata"]["namespace"], spec["name"])
+            if deployment is None or not condition_true(deployment, "Available") or \
+                    (deployment.get("status") or {}).get("observedGeneration", 0) < deployment["metadata"].get("generation", 1):
+                names.append(spec["name"])
+        return names
+
+    def _subscription_config(self, csv):
+        namespace = csv["metadata"]["namespace"]
+        for sub in self.cluster.store.list(SUBSCRIPTIONS, namespace)[0]:
+            status = sub.get("status") or {}
+            if csv["metadata"]["name"] in (status.get("currentCSV"), status.get("installedCSV")):
+                return (sub.get("spec") or {}).get("config") or {}
+        return {}
+
+    def _deploy(self, csv):
+        """Create or update the CSV's Deployments (OLM's install strategy), with the Subscription's config."""
+        cluster = self.cluster
+        namespace = csv["metadata"]["namespace"]
+        config = self._subscription_config(csv)
+        package = next((k.split("/", 1)[1].rsplit(".", 1)[0] for k in csv["metadata"].get("labels") or {}
+                        if k.startswith("operators.coreos.com/")), csv["metadata"]["name"])
+        resource = cluster.resource_for_key(DEPLOYMENTS)
+        for entry in self._specs(csv):
+            spec = json.loads(json.dumps(entry.get("spec") or {}))
+            pod_spec = spec.setdefault("template", {}).setdefault("spec", {})
+            for container in pod_spec.get("containers") or ():
+                env = [e for e in container.get("env") or () if e.get("name") not in {c.get("name") for c in config.get("env") or ()}]
+                container["env"] = env + list(config.get("env") or ())
+                if config.get("resources"):
+                    container["resources"] = config["resources"]
+            if config.get("nodeSelector"):
+                pod_spec["nodeSelector"] = config["nodeSelector"]
+            if config.get("tolerations"):
+                pod_spec["tolerations"] = config["tolerations"]
+            labels = dict(entry.get("label") or {})
+            labels.update({"olm.owner": csv["metadata"]["name"], "olm.owner.kind": "ClusterServiceVersion",
+                           "olm.owner.namespace": namespace, package_label(package, namespace): "",
+                           "olm.managed": "true"})
+            owner = [owner_reference(csv, controller=False)]
+            owner[0]["blockOwnerDeletion"] = False
+            owner[0]["controller"] = False
+            body = {"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": entry["name"], "namespace": namespace, "labels": labels,
+                                 "ownerReferences": owner}, "spec": spec}
+            if cluster.store.get(DEPLOYMENTS, namespace, entry["name"]) is None:
+                create_or_skip(cluster, resource, body, namespace)
+            else:
+                def adopt(obj, body=body):
+                    obj["metadata"]["labels"] = body["metadata"]["labels"]
+                    obj["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"]
+                    obj["spec"] = body["spec"]
+                cluster.mutate(resource, namespace, entry["name"], adopt)

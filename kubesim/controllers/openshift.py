@@ -1,0 +1,611 @@
+"""OpenShift's controllers: cluster version, machines, builds, image streams, routes, OAuth, monitoring.
+
+- ClusterVersion: a ``spec.desiredUpdate`` (``version`` and/or ``image``; a version
+  is taken from ``availableUpdates`` or the image tag) starts an update:
+  ``status.desired`` changes, a ``Partial`` history entry is added and
+  ``Progressing=True`` ("Working towards 4.19.10: ..."); after
+  ``kubesim.perfscale.io/upgrade-s`` (default 60 simulated seconds) the entry is
+  ``Completed``, ``Progressing=False`` ("Cluster version is 4.19.10") and the
+  ClusterOperators report the new version. ``kubesim.perfscale.io/fail``:
+  ``Failing=True`` and the update never completes.
+- MachineSet -> Machines (``<machineset>-<5 chars>``, newest deleted first) ->
+  Nodes: a Machine is ``Provisioning``, ``Provisioned`` after
+  ``kubesim.perfscale.io/provision-s`` (default 30 s), its Node (named as the
+  Machine, labels of ``spec.template.spec.metadata``, ``node.kubernetes.io/instance-type``,
+  taints of ``spec.template.spec.taints``, capacity and PCI devices of the
+  instance type) registers NotReady and becomes Ready after
+  ``kubesim.perfscale.io/node-ready-s`` (default 20 s): the Machine is ``Running``.
+  Deleting a Machine (scale down) deletes its Node. An unknown instance type or
+  ``kubesim.perfscale.io/fail`` on the MachineSet: Machines ``Failed``
+  (``errorReason: InvalidConfiguration``). MachineSet status: ``replicas``,
+  ``fullyLabeledReplicas``, ``readyReplicas``, ``availableReplicas``, ``observedGeneration``.
+- BuildConfig: a ``ConfigChange`` trigger starts build 1; ``instantiate``
+  (``oc start-build``) starts the next one. Build: ``New`` -> ``Pending`` (build pod
+  ``<build>-build``) -> ``Running`` -> ``Complete`` (after the pod's ``duration-s``,
+  default 10 s; the output ImageStreamTag gets the image) or ``Failed``
+  (``kubesim.perfscale.io/fail`` on the BuildConfig or Build: reason
+  ``GenericBuildFailed``, the message in the build log).
+- ImageStream: ``status.dockerImageRepository`` and the tags of ``spec.tags``
+  (imported at once) and of completed builds.
+- Route: ``spec.host`` defaulted to ``<name>-<namespace>.<apps domain>`` at
+  creation; ``status.ingress`` admitted by the ``default`` router.
+- OAuth ``cluster``: a spec change rolls the ``oauth-openshift`` Deployment out and
+  makes the ``authentication`` ClusterOperator ``Progressing`` until it is done.
+- ``cluster-monitoring-config`` with ``enableUserWorkload: true`` deploys user
+  workload monitoring in ``openshift-user-workload-monitoring``
+  (``prometheus-operator``, ``prometheus-user-workload``, ``thanos-ruler-user-workload``).
+"""
+
+import hashlib
+import random
+import re
+
+import yaml
+
+from kubesim.controllers.base import Controller, Ref
+from kubesim.controllers.operators import OperatorReconciler
+from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, create_or_skip, delete_quietly,
+                                      float_annotation, owner_reference, pod_phase, set_condition, since)
+from kubesim.errors import ApiError
+from kubesim.profiles import INSTANCE_TYPES, node_body
+
+VERSION = "4.19.9"
+INFRA_NAME = "kubesim-x7k2p"
+CLUSTER_VERSIONS = ("config.openshift.io", "clusterversions")
+CLUSTER_OPERATORS = ("config.openshift.io", "clusteroperators")
+OAUTHS = ("config.openshift.io", "oauths")
+MACHINE_SETS = ("machine.openshift.io", "machinesets")
+MACHINES = ("machine.openshift.io", "machines")
+BUILD_CONFIGS = ("build.openshift.io", "buildconfigs")
+BUILDS = ("build.openshift.io", "builds")
+IMAGE_STREAMS = ("image.openshift.io", "imagestreams")
+ROUTES = ("route.openshift.io", "routes")
+NODES = ("", "nodes")
+PODS = ("", "pods")
+CONFIGMAPS = ("", "configmaps")
+DEPLOYMENTS = ("apps", "deployments")
+STATEFULSETS = ("apps", "statefulsets")
+MACHINE_FINALIZER = "machine.machine.openshift.io"
+REGISTRY = "image-registry.openshift-image-registry.svc:5000"
+CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def _apps_domain(cluster):
+    ingress = cluster.store.get(("config.openshift.io", "ingresses"), "", "cluster")
+    return ((ingress or {}).get("spec") or {}).get("domain") or "apps.kubesim.example.com"
+
+
+def route_host_defaulter(cluster, resource, old, new):
+    """The route admission: an empty ``spec.host`` becomes ``<name>-<namespace>.<apps domain>``."""
+    if resource.storage_key != ROUTES or old is not None:
+        return
+    spec = new.setdefault("spec", {})
+    if not spec.get("host"):
+        meta = new["metadata"]
+        spec["host"] = "%s-%s.%s" % (meta["name"], meta["namespace"], _apps_domain(cluster))
+        spec.setdefault("wildcardPolicy", "None")
+
+
+# -- cluster version ------------------------------------------------------------------------
+class ClusterVersionController(OperatorReconciler):
+    name = "clusterversion"
+    key = CLUSTER_VERSIONS
+    default_delay = 0.0
+
+    def _target(self, cv):
+        wanted = (cv.get("spec") or {}).get("desiredUpdate") or {}
+        if not wanted.get("version") and not wanted.get("image"):
+            return None
+        status = cv.get("status") or {}
+        version, image = wanted.get("version"), wanted.get("image")
+        for update in status.get("availableUpdates") or ():
+            if (version and update.get("version") == version) or (image and update.get("image") == image):
+                version, image = update["version"], update["image"]
+        if not version:
+            match = re.search(r":(\d+\.\d+\.\d+[^@\s]*?)(?:-x86_64|-multi)?$", image or "")
+            version = match.group(1) if match else "0.0.0-unknown"
+        if not image:
+            from kubesim.openshift import release_image
+            image = release_image(version)
+        return {"version": version, "image": image}
+
+    def sync(self, ref, cv):
+        target = self._target(cv)
+        status = cv.get("status") or {}
+        if target is None:
+            return None
+        now = self.clock.timestamp()
+        history = list(status.get("history") or [])
+        current = history[0] if history else {}
+        started = current.get("image") == target["image"] and current.get("version") == target["version"]
+        failure = self.fail_message(cv)
+        duration = float_annotation(cv, "upgrade-s", 60.0)
+        if started and current.get("state") == "Completed":
+            return None
+        if not started:
+            entry = {"state": "Partial", "version": target["version"], "image": target["image"], "startedTime": now,
+                     "completionTime": None, "verified": False}
+            if history and history[0].get("state") == "Partial":
+                history[0] = dict(history[0], completionTime=now)
+            history.insert(0, entry)
+            elapsed = 0.0
+        else:
+            elapsed = since(current.get("startedTime"), self.clock)
+        done = not failure and elapsed >= duration
+        if done:
+            history[0] = dict(history[0], state="Completed", completionTime=now)
+        total = 829
+        progress = min(total, int(total * elapsed / duration)) if duration else total
+
+        def change(status, obj):
+            conditions = status.get("conditions") or []
+            status["desired"] = dict(status.get("desired") or {}, version=target["version"], image=target["image"])
+            status["history"] = history
+            status["observedGeneration"] = obj["metadata"].get("generation", 1)
+            if failure:
+                conditions = set_condition(conditions, "Failing", "True", "UpdatePayloadFailed", failure, now)
+                conditions = set_condition(conditions, "Progressing", "True", "UpdatePayloadFailed",
+                                           "Unable to apply %s: %s" % (target["version"], failure), now)
+            elif done:
+                conditions = set_condition(conditions, "Failing", "False", None, None, now)
+                conditions = set_condition(conditions, "Progressing", "False", None,
+                                           "Cluster version is %s" % target["version"], now)
+                conditions = set_condition(conditions, "Available", "True", None, "Done applying %s" % target["version"], now)
+                status["availableUpdates"] = [u for u in status.get("availableUpdates") or ()
+                                              if u.get("version") != target["version"]]
+            else:
+                conditions = set_condition(conditions, "Progressing", "True", None, "Working towards %s: %d of %d done "
+                                           "(%d%% complete)" % (target["version"], progress, total, progress * 100 // total),
+                                           now)
+            status["conditions"] = conditions
+        self.write_status(ref, change)
+        if done:
+            for operator in self.cluster.store.list(CLUSTER_OPERATORS)[0]:
+                self.cluster.mutate(self.cluster.resource_for_key(CLUSTER_OPERATORS), "", operator["metadata"]["name"],
+                                    lambda obj: obj.setdefault("status", {}).update(
+                                        versions=[{"name": "operator", "version": target["version"]}]),
+                                    subresource="status")
+            return None
+        if failure:
+            return None
+        return min(duration - elapsed, max(1.0, duration / 10.0))
+
+
+# -- machines -------------------------------------------------------------------------------
+def machine_body(machineset, name=None, phase=None):
+    """A Machine of ``machineset`` (``name`` given for the profile's existing nodes)."""
+    template = (machineset.get("spec") or {}).get("template") or {}
+    provider = ((template.get("spec") or {}).get("providerSpec") or {}).get("value") or {}
+    instance_type = provider.get("instanceType", "")
+    placement = provider.get("placement") or {}
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels.update({"machine.openshift.io/instance-type": instance_type,
+                   "machine.openshift.io/region": placement.get("region", "us-east-1"),
+                   "machine.openshift.io/zone": placement.get("availabilityZone", "us-east-1a")})
+    annotations = {k: v for k, v in (machineset["metadata"].get("annotations") or {}).items() if k.startswith(PREFIX)}
+    body = {"apiVersion": "machine.openshift.io/v1beta1", "kind": "Machine",
+            "metadata": {"namespace": machineset["metadata"]["namespace"], "labels": labels,
+                         "annotations": annotations, "finalizers": [MACHINE_FINALIZER],
+                         "ownerReferences": [owner_reference(machineset)]},
+            "spec": {"metadata": (template.get("spec") or {}).get("metadata") or {},
+                     "taints": list((template.get("spec") or {}).get("taints") or ()),
+                     "providerSpec": (template.get("spec") or {}).get("providerSpec") or {},
+                     "lifecycleHooks": {}}}
+    if name:
+        body["metadata"]["name"] = name
+        body["spec"]["providerID"] = "aws:///us-east-1a/i-%s" % hashlib.sha256(name.encode()).hexdigest()[:17]
+        body["status"] = {"phase": phase or "Running", "nodeRef": {"kind": "Node", "name": name},
+                          "providerStatus": {"instanceState": "running"}}
+    else:
+        body["metadata"]["name"] = "%s-%s" % (machineset["metadata"]["name"], "".join(random.choice(CHARS) for _ in range(5)))
+    return body
+
+
+class MachineSetController(OperatorReconciler):
+    name = "machineset"
+    key = MACHINE_SETS
+    default_delay = 0.0
+    extra_watches = (MACHINES,)
+
+    def related(self, event):
+        owner = next((o for o in event.obj["metadata"].get("ownerReferences") or () if o.get("kind") == "MachineSet"), None)
+        return [Ref(MACHINE_SETS, event.obj["metadata"]["namespace"], owner["name"])] if owner else []
+
+    def sync(self, ref, machineset):
+        cluster = self.cluster
+        uid = machineset["metadata"]["uid"]
+        machines = [m for m in cluster.store.list(MACHINES, ref.namespace)[0]
+                    if any(o.get("uid") == uid for o in m["metadata"].get("ownerReferences") or ())
+                    and not m["metadata"].get("deletionTimestamp")]
+        replicas = int((machineset.get("spec") or {}).get("replicas", 0))
+        resource = cluster.resource_for_key(MACHINES)
+        for _ in range(replicas - len(machines)):
+            cluster.create(resource, machine_body(machineset), ref.namespace)
+        if len(machines) > replicas:
+            newest = sorted(machines, key=lambda m: m["metadata"].get("creationTimestamp") or "", reverse=True)
+            for machine in newest[:len(machines) - replicas]:
+                delete_quietly(cluster, resource, ref.namespace, machine["metadata"]["name"])
+        machines = [m for m in cluster.store.list(MACHINES, ref.namespace)[0]
+                    if any(o.get("uid") == uid for o in m["metadata"].get("ownerReferences") or ())
+                    and not m["metadata"].get("deletionTimestamp")]
+        running = sum(1 for m in machines if (m.get("status") or {}).get("phase") == "Running")
+        failed = [m for m in machines if (m.get("status") or {}).get("phase") == "Failed"]
+
+        def change(status, obj):
+            status.update(replicas=len(machines), fullyLabeledReplicas=len(machines), readyReplicas=running,
+                          availableReplicas=running, observedGeneration=obj["metadata"].get("generation", 1),
+                          labelSelector=",".join("%s=%s" % kv for kv in sorted(
+                              ((obj["spec"].get("selector") or {}).get("matchLabels") or {}).items())))
+            if failed:
+                status["errorReason"] = "InvalidConfiguration"
+                status["errorMessage"] = (failed[0].get("status") or {}).get("errorMessage", "")
+            else:
+                status.pop("errorReason", None)
+                status.pop("errorMessage", None)
+        self.write_status(ref, change)
+        return None
+
+
+class MachineController(OperatorReconciler):
+    name = "machine"
+    key = MACHINES
+    default_delay = 0.0
+    extra_watches = (NODES,)
+
+    def related(self, event):
+        machine = (event.obj["metadata"].get("annotations") or {}).get("machine.openshift.io/machine")
+        if not machine or event.type == "DELETED":
+            return []
+        namespace, _, name = machine.partition("/")
+        return [Ref(MACHINES, namespace, name)]
+
+    def reconcile(self, ref):
+        if ref.key != MACHINES:
+            return None
+        machine = self.cluster.store.get(MACHINES, ref.namespace, ref.name)
+        if machine is not None and machine["metadata"].get("deletionTimestamp"):
+            return self._delete(ref, machine)
+        return super().reconcile(ref)
+
+    def _delete(self, ref, machine):
+        node = ((machine.get("status") or {}).get("nodeRef") or {}).get("name")
+        if node:
+            delete_quietly(self.cluster, self.cluster.resource_for_key(NODES), "", node)
+
+        def release(obj):
+            obj["metadata"]["finalizers"] = [f for f in obj["metadata"].get("finalizers") or () if f != MACHINE_FINALIZER]
+        self.cluster.mutate(self.resource, ref.namespace, ref.name, release)
+        return None
+
+    def sync(self, ref, machine):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        status = machine.get("status") or {}
+        phase = status.get("phase")
+        if phase in ("Failed",):
+            return None
+        provider = ((machine.get("spec") or {}).get("providerSpec") or {}).get("value") or {}
+        instance_type = provider.get("instanceType", "")
+        failure = annotation(machine, "fail") or self.failure(machine)
+        if not failure and instance_type not in INSTANCE_TYPES:
+            failure = "error launching instance: The requested instance type %s is not supported (kubesim knows: %s)" % (
+                instance_type, ", ".join(sorted(INSTANCE_TYPES)))
+        if failure:
+            self.write_status(ref, lambda s, o: s.update(phase="Failed", errorReason="InvalidConfiguration",
+                                                         errorMessage=failure, lastUpdated=now))
+            return None
+        if phase == "Running" and status.get("nodeRef"):
+            return None
+        provision = float_annotation(machine, "provision-s", 30.0)
+        ready_after = float_annotation(machine, "node-ready-s", 20.0)
+        age = since(machine["metadata"].get("creationTimestamp"), self.clock)
+        node_name = (status.get("nodeRef") or {}).get("name")
+        if not phase:
+            self.write_status(ref, lambda s, o: s.update(phase="Provisioning", lastUpdated=now))
+            return provision
+        if age < provision:
+            return provision - age
+        if phase == "Provisioning":
+            def provisioned(s, o):
+                s.update(phase="Provisioned", lastUpdated=now, providerStatus={"instanceState": "running",
+                                                                               "instanceId": "i-" + o["metadata"]["uid"][:17]},
+                         addresses=[{"type": "InternalIP", "address": "10.0.%d.%d" % (age % 250, len(ref.name))},
+                                    {"type": "InternalDNS", "address": ref.name}])
+            self.write_status(ref, provisioned)
+            cluster.mutate(self.resource, ref.namespace, ref.name,
+                           lambda o: o["spec"].update(providerID="aws:///us-east-1a/i-%s" % o["metadata"]["uid"][:17]))
+        if not node_name:
+            self._register_node(machine, instance_type)
+            self.write_status(ref, lambda s, o: s.update(nodeRef={"kind": "Node", "name": ref.name}, lastUpdated=now))
+            return ready_after
+        node = cluster.store.get(NODES, "", node_name)
+        if node is None:
+            return None
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (node.get("status") or {}).get("conditions") or ())
+        if not ready:
+            left = provision + ready_after - age
+            if left > 0:
+                return left
+
+            def mark_ready(obj):
+                obj.setdefault("status", {})["conditions"] = [{
+                    "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+                    "lastTransitionTime": now, "lastHeartbeatTime": now}]
+            cluster.mutate(cluster.resource_for_key(NODES), "", node_name, mark_ready, subresource="status")
+        if phase != "Running":
+            self.write_status(ref, lambda s, o: s.update(phase="Running", lastUpdated=now))
+        return None
+
+    def _register_node(self, machine, instance_type):
+        spec = machine.get("spec") or {}
+        labels = dict((spec.get("metadata") or {}).get("labels") or {})
+        labels["node.openshift.io/os_id"] = "rhcos"
+        body = node_body(machine["metadata"]["name"], ["worker"], instance_type, labels, taints=spec.get("taints") or None,
+                         ready=False, annotations={"machine.openshift.io/machine": "%s/%s" % (
+                             machine["metadata"]["namespace"], machine["metadata"]["name"])})
+        try:
+            self.cluster.create(self.cluster.resource_for_key(NODES), body, keep_status=True)
+        except ApiError as exc:
+            if exc.code != 409:
+                raise
+
+
+# -- builds and image streams ---------------------------------------------------------------
+def instantiate_build_config(cluster, resource, namespace, name, body):
+    """``POST buildconfigs/<name>/instantiate`` (a BuildRequest): start the next build; returns ``(201, Build)``."""
+    config = cluster.store.get(BUILD_CONFIGS, namespace, name)
+    if config is None:
+        raise ApiError.not_found(resource, name)
+    return 201, start_build(cluster, config, "Manually triggered")
+
+
+def start_build(cluster, config, cause):
+    meta = config["metadata"]
+    version = int((config.get("status") or {}).get("lastVersion") or 0) + 1
+    cluster.mutate(cluster.resource_for_key(BUILD_CONFIGS), meta["namespace"], meta["name"],
+                   lambda obj: obj.setdefault("status", {}).update(lastVersion=version), subresource="status")
+    spec = dict((k, v) for k, v in (config.get("spec") or {}).items() if k not in ("triggers", "runPolicy",
+                                                                                  "successfulBuildsHistoryLimit",
+                                                                                  "failedBuildsHistoryLimit"))
+    spec["triggeredBy"] = [{"message": cause}]
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(PREFIX)}
+    annotations.update({"openshift.io/build-config.name": meta["name"], "openshift.io/build.number": str(version)})
+    build = cluster.create(cluster.resource_for_key(BUILDS), {
+        "apiVersion": "build.openshift.io/v1", "kind": "Build",
+        "metadata": {"name": "%s-%d" % (meta["name"], version), "namespace": meta["namespace"],
+                     "labels": {"buildconfig": meta["name"], "openshift.io/build-config.name": meta["name"]},
+                     "annotations": annotations, "ownerReferences": [owner_reference(config)]},
+        "spec": spec}, meta["namespace"])
+    return build
+
+
+class BuildConfigController(OperatorReconciler):
+    name = "buildconfig"
+    key = BUILD_CONFIGS
+
+    def sync(self, ref, config):
+        triggers = (config.get("spec") or {}).get("triggers") or ()
+        if any(t.get("type") == "ConfigChange" for t in triggers) and not (config.get("status") or {}).get("lastVersion"):
+            start_build(self.cluster, config, "Build configuration change")
+        return None
+
+
+class BuildController(OperatorReconciler):
+    name = "build"
+    key = BUILDS
+    default_delay = 0.0
+    extra_watches = (PODS,)
+
+    def related(self, event):
+        build = (event.obj["metadata"].get("annotations") or {}).get("openshift.io/build.name")
+        return [Ref(BUILDS, event.obj["metadata"]["namespace"], build)] if build else []
+
+    def sync(self, ref, build):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        status = build.get("status") or {}
+        phase = status.get("phase")
+        if phase in ("Complete", "Failed", "Error", "Cancelled"):
+            return None
+        output = (((build.get("spec") or {}).get("output") or {}).get("to")) or {}
+        reference = "%s/%s/%s" % (REGISTRY, ref.namespace, output.get("name") or ref.name) \
+            if output.get("kind") == "ImageStreamTag" else output.get("name", "")
+        pod_name = "%s-build" % ref.name
+        pod = cluster.store.get(PODS, ref.namespace, pod_name)
+        failure = annotation(build, "fail") or self.failure(build)
+        if pod is None:
+            annotations = {k: v for k, v in (build["metadata"].get("annotations") or {}).items() if k.startswith(PREFIX)}
+            annotations.pop(FAIL, None)
+            log = ["Cloning \"%s\" ..." % ((((build.get("spec") or {}).get("source") or {}).get("git") or {}).get("uri", "")),
+                   "STEP 1/3: FROM registry.access.redhat.com/ubi9/ubi", "STEP 2/3: COPY . /src", "STEP 3/3: RUN make"]
+            if failure:
+                annotations.update({PREFIX + "outcome": "Failed", PREFIX + "log": "\n".join(log + ["error: " + failure])})
+            else:
+                annotations[PREFIX + "log"] = "\n".join(log + ["Pushing image %s ..." % reference,
+                                                               "Successfully pushed %s" % reference, "Push successful"])
+            annotations.setdefault(PREFIX + "duration-s", "10")
+            annotations["openshift.io/build.name"] = ref.name
+            create_or_skip(cluster, cluster.resource_for_key(PODS), {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod_name, "namespace": ref.namespace, "annotations": annotations,
+                             "labels": {"openshift.io/build.name": ref.name}, "ownerReferences": [owner_reference(build)]},
+                "spec": {"restartPolicy": "Never", "serviceAccountName": "builder",
+                         "containers": [{"name": "docker-build", "image": "quay.io/openshift/origin-docker-builder:4.19"}]}},
+                ref.namespace)
+            self.write_status(ref, lambda s, o: s.update(phase="Pending", config={
+                "kind": "BuildConfig", "namespace": ref.namespace,
+                "name": (o["metadata"].get("labels") or {}).get("buildconfig", "")}))
+            return None
+        pod_status = pod_phase(pod)
+        if pod_status == "Running" and phase != "Running":
+            self.write_status(ref, lambda s, o: s.update(phase="Running", startTimestamp=now))
+        elif pod_status == "Succeeded":
+            digest = "sha256:" + hashlib.sha256((ref.namespace + ref.name).encode()).hexdigest()
+
+            def complete(s, o):
+                started = s.get("startTimestamp") or now
+                s.update(phase="Complete", startTimestamp=started, completionTimestamp=now,
+                         duration=int(since(started, self.clock) * 1e9), outputDockerImageReference=reference,
+                         output={"to": {"imageDigest": digest}})
+            self.write_status(ref, complete)
+            if output.get("kind") == "ImageStreamTag":
+                tag_image(cluster, ref.namespace, output["name"], "%s@%s" % (reference.split(":")[0], digest), digest)
+        elif pod_status == "Failed":
+            message = "Generic Build failure - check logs for details."
+            self.write_status(ref, lambda s, o: s.update(
+                phase="Failed", reason="GenericBuildFailed", message=message, completionTimestamp=now,
+                logSnippet=(failure or "")[:1000],
+                conditions=set_condition(s.get("conditions"), "Failed", "True", "GenericBuildFailed", message, now,
+                                         lastUpdateTime=now)))
+        return None
+
+
+def tag_image(cluster, namespace, stream_tag, reference, digest):
+    name, _, tag = stream_tag.partition(":")
+    tag = tag or "latest"
+    if cluster.store.get(IMAGE_STREAMS, namespace, name) is None:
+        create_or_skip(cluster, cluster.resource_for_key(IMAGE_STREAMS), {
+            "apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"lookupPolicy": {"local": False}}}, namespace)
+    now = cluster.clock.timestamp()
+
+    def change(obj):
+        status = obj.setdefault("status", {})
+        status["dockerImageRepository"] = "%s/%s/%s" % (REGISTRY, namespace, name)
+        tags = [t for t in status.get("tags") or () if t.get("tag") != tag]
+        previous = next((t for t in status.get("tags") or () if t.get("tag") == tag), {"items": []})
+        generation = obj["metadata"].get("generation", 1)
+        tags.append({"tag": tag, "items": [{"created": now, "dockerImageReference": reference, "image": digest,
+                                            "generation": generation}] + list(previous.get("items") or ())})
+        status["tags"] = sorted(tags, key=lambda t: t["tag"])
+    cluster.mutate(cluster.resource_for_key(IMAGE_STREAMS), namespace, name, change, subresource="status")
+
+
+class ImageStreamController(OperatorReconciler):
+    name = "imagestream"
+    key = IMAGE_STREAMS
+    default_delay = 0.0
+
+    def sync(self, ref, stream):
+        for entry in (stream.get("spec") or {}).get("tags") or ():
+            source = entry.get("from") or {}
+            known = {t.get("tag") for t in (stream.get("status") or {}).get("tags") or ()}
+            if source.get("kind") == "DockerImage" and entry.get("name") not in known:
+                digest = "sha256:" + hashlib.sha256(source.get("name", "").encode()).hexdigest()
+                tag_image(self.cluster, ref.namespace, "%s:%s" % (ref.name, entry["name"]), source["name"], digest)
+
+        def change(status, obj):
+            status["dockerImageRepository"] = "%s/%s/%s" % (REGISTRY, ref.namespace, ref.name)
+            status["publicDockerImageRepository"] = "default-route-openshift-image-registry.%s/%s/%s" % (
+                _apps_domain(self.cluster), ref.namespace, ref.name)
+        self.write_status(ref, change)
+        return None
+
+
+class RouteController(OperatorReconciler):
+    name = "route"
+    key = ROUTES
+    default_delay = 0.0
+
+    def sync(self, ref, route):
+        now = self.clock.timestamp()
+        domain = _apps_domain(self.cluster)
+        host = (route.get("spec") or {}).get("host") or "%s-%s.%s" % (ref.name, ref.namespace, domain)
+
+        def change(status, obj):
+            previous = (status.get("ingress") or [{}])[0]
+            status["ingress"] = [{"host": host, "routerName": "default", "routerCanonicalHostname": "router-default." + domain,
+                                  "wildcardPolicy": (obj.get("spec") or {}).get("wildcardPolicy") or "None",
+                                  "conditions": set_condition(previous.get("conditions"), "Admitted", "True", None, None,
+                                                              now)}]
+        self.write_status(ref, change)
+        return None
+
+
+# -- OAuth and monitoring -------------------------------------------------------------------
+class OAuthController(OperatorReconciler):
+    name = "oauth"
+    key = OAUTHS
+    default_delay = 0.0
+    extra_watches = (DEPLOYMENTS,)
+
+    def related(self, event):
+        meta = event.obj["metadata"]
+        if meta.get("namespace") == "openshift-authentication" and meta["name"] == "oauth-openshift":
+            return self.all_refs()
+        return []
+
+    def sync(self, ref, oauth):
+        cluster = self.cluster
+        now = self.clock.timestamp()
+        digest = hashlib.sha256(repr(oauth.get("spec")).encode()).hexdigest()[:16]
+        deployment = cluster.store.get(DEPLOYMENTS, "openshift-authentication", "oauth-openshift")
+        if deployment is None:
+            return None
+        annotations = ((deployment["spec"].get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        if annotations.get("operator.openshift.io/spec-hash") != digest:
+            cluster.mutate(cluster.resource_for_key(DEPLOYMENTS), "openshift-authentication", "oauth-openshift",
+                           lambda obj: obj["spec"]["template"].setdefault("metadata", {}).setdefault(
+                               "annotations", {}).update({"operator.openshift.io/spec-hash": digest}))
+            deployment = cluster.store.get(DEPLOYMENTS, "openshift-authentication", "oauth-openshift")
+        status = deployment.get("status") or {}
+        rolled = status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1) and \
+            status.get("updatedReplicas", 0) == deployment["spec"].get("replicas", 1) and \
+            status.get("replicas", 0) == deployment["spec"].get("replicas", 1) and condition_true(deployment, "Available")
+        if cluster.store.get(CLUSTER_OPERATORS, "", "authentication") is not None:
+            def change(obj):
+                conditions = (obj.get("status") or {}).get("conditions") or []
+                conditions = set_condition(conditions, "Progressing", "False" if rolled else "True",
+                                           "AsExpected" if rolled else "OAuthServerDeployment_NewGeneration",
+                                           None if rolled else "OAuthServerDeploymentProgressing: deployment/oauth-openshift."
+                                           "openshift-authentication: observed generation is %d, desired generation is %d."
+                                           % (status.get("observedGeneration", 0), deployment["metadata"].get("generation", 1)),
+                                           now)
+                obj.setdefault("status", {})["conditions"] = conditions
+            cluster.mutate(cluster.resource_for_key(CLUSTER_OPERATORS), "", "authentication", change, subresource="status")
+        return None
+
+
+class UserWorkloadMonitoringController(Controller):
+    """``cluster-monitoring-config``'s ``enableUserWorkload`` (the cluster monitoring operator)."""
+
+    name = "user-workload-monitoring"
+    watches = (CONFIGMAPS,)
+    namespace = "openshift-user-workload-monitoring"
+
+    def on_event(self, event):
+        meta = event.obj["metadata"]
+        if meta.get("namespace") == "openshift-monitoring" and meta["name"] == "cluster-monitoring-config":
+            return [Ref(CONFIGMAPS, "openshift-monitoring", "cluster-monitoring-config")]
+        return []
+
+    def reconcile(self, ref):
+        cluster = self.cluster
+        if cluster.store.get(("", "namespaces"), "", self.namespace) is None:
+            return None
+        configmap = cluster.store.get(CONFIGMAPS, ref.namespace, ref.name)
+        try:
+            config = yaml.safe_load(((configmap or {}).get("data") or {}).get("config.yaml") or "") or {}
+        except yaml.YAMLError:
+            config = {}
+        enabled = isinstance(config, dict) and config.get("enableUserWorkload") is True
+        workloads = [("Deployment", DEPLOYMENTS, "prometheus-operator", 1),
+                     ("StatefulSet", STATEFULSETS, "prometheus-user-workload", 2),
+                     ("StatefulSet", STATEFULSETS, "thanos-ruler-user-workload", 2)]
+        for kind, key, name, replicas in workloads:
+            resource = cluster.resource_for_key(key)
+            if not enabled:
+                delete_quietly(cluster, resource, self.namespace, name)
+                continue
+            labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "openshift-monitoring"}
+            spec = {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                    "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [{
+                        "name": name.split("-")[0], "image": "quay.io/openshift/origin-%s:4.19" % name.split("-")[0],
+                        "resources": {"requests": {"cpu": "1m", "memory": "40Mi"}}}]}}}
+            if kind == "StatefulSet":
+                spec["serviceName"] = name
+            create_or_skip(cluster, resource, {"apiVersion": "apps/v1", "kind": kind,
+                                               "metadata": {"name": name, "namespace": self.namespace,
+                                                            "labels": dict(labels)}, "spec": spec}, self.namespace)
+        return None

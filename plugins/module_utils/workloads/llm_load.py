@@ -1,0 +1,315 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Workload of the LLM inference load harness (``harnesses/llm_load``).
+
+A test root is a matrix point that ran the harness: its contract document is
+``output.json`` (written by the matrix engine from the harness's stdout) or,
+when the harness wrote into the point directory itself, ``result.json``. The KPIs
+come from the *headline* stage (the last one of the run); every stage's numbers
+are kept in the results (``stages``) for the reports of
+``workloads/llm_load_reports.py``. Definitions: docs/llm-load.md.
+
+Labels: the model, the server and its version, the load model and its level
+(rate or concurrency), the stage, the data shape, and the *deployment factors*:
+the settings of the point that are not harness options (replicas, tensor
+parallelism, the accelerator, a runtime image...), as one canonical
+``key=value,...`` string plus typed labels for the common ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+    Format,
+    HigherBetter,
+    IgnoredForRegression,
+    KPIMetadata,
+    LowerBetter,
+)
+
+KPI_SETTINGS_VERSION = "1.0"
+
+ARTIFACT_DIRNAMES = {
+    "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",
+}
+
+IMPORTANT_FILES = [
+    "settings.yaml",
+    "exit_code",
+    ".uuid",
+    "output.json",
+    "result.json",
+    "point.json",
+    "FAILURE",
+    "stderr.log",
+    "HOST_CAPTURE_ENVIRONMENT/environment.json",
+]
+
+REGRESSION = {
+    "comparison_keys": ["server_version", "collection_version"],
+    "ignored_keys": ["test_path", "run_id", "hostname", "git_commit"],
+    "sorting_keys": ["model", "load", "rate", "concurrency", "stage"],
+    "ignored_entries": {},
+}
+
+REPORT_GROUP_BY = "model"
+
+# settings that are harness options (the rest are deployment factors)
+HARNESS_SETTINGS = {
+    "url", "model", "endpoint", "stream", "load", "rate", "concurrency", "duration", "max_requests", "warmup",
+    "warmup_requests", "sweep_steps", "trace", "stages", "workers", "prompt_tokens", "output_tokens", "prefix_tokens",
+    "prefix_groups", "prompt_file", "tokenizer", "seed", "ca_file", "insecure", "token_file", "request_timeout",
+    "client_bound_p99_ms", "max_in_flight", "ignore_eos", "extra_body", "server_name", "server_version", "harness",
+    "executor", "name", "description",
+}
+# typed deployment labels and the settings they are read from (first present wins)
+DEPLOYMENT_LABELS = {
+    "replicas": ("replicas", "server_replicas"),
+    "tensor_parallel": ("tensor_parallel", "tensor_parallel_size", "tp"),
+    "accelerator": ("accelerator", "gpu", "gpu_type"),
+}
+
+HEADLINE_KEYS = (
+    "ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "ttft_from_send_p50_ms", "ttft_from_send_p99_ms",
+    "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms", "itl_mean_ms",
+    "itl_per_request_mean_ms", "ntpot_p50_ms", "e2e_p50_ms", "e2e_p90_ms", "e2e_p99_ms", "send_lag_p50_ms",
+    "send_lag_p99_ms", "request_throughput", "input_token_throughput", "output_token_throughput",
+    "total_token_throughput", "requested_rate", "scheduled_rate", "achieved_rate", "rate_error", "error_rate",
+    "total_requests", "completed_requests", "failed_requests", "errors_by_class", "client_bound",
+    "client_bound_reasons", "client_cpu_utilization", "measured_duration_s",
+)
+
+
+# --------------------------------------------------------------------------
+# parsing
+
+
+def _tail(text, lines=20):
+    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
+
+
+def _document(ctx):
+    for name in ("output.json", "result.json"):
+        if ctx.exists(name):
+            document = ctx.read_json(name)
+            if isinstance(document, dict) and isinstance(document.get("@result"), dict):
+                return document
+    return None
+
+
+def parse_once(ctx, settings):
+    results = {"failure": None, "stderr_tail": None}
+    if ctx.exists("FAILURE"):
+        results["failure"] = (ctx.read_text("FAILURE") or "")[:4000] or None
+        results["stderr_tail"] = _tail(ctx.read_text("stderr.log"))
+    document = _document(ctx)
+    if document is None and not results["failure"]:
+        # read it anyway, for the warning that names the missing file
+        ctx.read_json("output.json")
+    document = document or {}
+    result = document.get("@result") or {}
+    results.update(
+        harness=document.get("name"), framework=document.get("framework"),
+        parameters=document.get("@parameters") or {},
+        headline={key: result.get(key) for key in HEADLINE_KEYS},
+        headline_stage=result.get("headline_stage"),
+        stages=result.get("stages") or [],
+        server_version=result.get("server_version"), server_header=result.get("server_header"),
+        started=result.get("started"), ended=result.get("ended"), run_id_harness=result.get("run_id"),
+        warnings=result.get("warnings") or [],
+    )
+    point = ctx.read_json("point.json") if ctx.exists("point.json") else None
+    results["duration_s"] = (point or {}).get("duration_s")
+    environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") \
+        if ctx.path(artifact="HOST_CAPTURE_ENVIRONMENT") else None
+    environment = environment or {}
+    collection = environment.get("collection") or {}
+    results["host"] = {"hostname": (environment.get("os") or {}).get("hostname"),
+                       "collection_version": collection.get("version"), "git_commit": collection.get("git_commit"),
+                       "cpu_model": (environment.get("cpu") or {}).get("model")} if environment else {}
+    return results
+
+
+def parse_always(entry):
+    entry.results["test_path"] = entry.relative
+    entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+
+
+# --------------------------------------------------------------------------
+# labels
+
+
+def labels_model():
+    from typing import Optional
+
+    import pydantic
+
+    class Labels(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        kpi_settings_version: str
+        model: str
+        server: Optional[str]
+        server_version: Optional[str]
+        endpoint: str
+        stream: bool
+        load: str
+        rate: Optional[float]
+        concurrency: Optional[int]
+        stage: Optional[int]
+        stage_name: Optional[str]
+        prompt_tokens: str
+        output_tokens: str
+        workers: int
+        deployment: str
+        replicas: Optional[int]
+        tensor_parallel: Optional[int]
+        accelerator: Optional[str]
+        collection_version: Optional[str]
+        git_commit: Optional[str]
+        hostname: Optional[str]
+        test_path: str
+        run_id: str
+
+    return Labels
+
+
+def deployment_factors(settings):
+    """The settings that are not harness options, as a canonical ``key=value,...`` string."""
+    factors = {}
+    for key, value in sorted((settings or {}).items()):
+        if key in HARNESS_SETTINGS or isinstance(value, (dict, list)):
+            continue
+        factors[key] = value
+    return ",".join("%s=%s" % (key, json.dumps(value) if not isinstance(value, str) else value)
+                    for key, value in factors.items())
+
+
+def _first(settings, names):
+    for name in names:
+        if settings.get(name) is not None:
+            return settings[name]
+    return None
+
+
+def _headline_stage(results):
+    stages = results.get("stages") or []
+    index = results.get("headline_stage")
+    for stage in stages:
+        if stage.get("stage") == index:
+            return stage
+    return stages[-1] if stages else {}
+
+
+def kpi_labels(entry):
+    results, settings = entry.results, entry.settings
+    parameters = results.get("parameters") or {}
+    stage = _headline_stage(results)
+    host = results.get("host") or {}
+
+    def setting(key, default=None):
+        value = parameters.get(key)
+        return settings.get(key, default) if value is None else value
+
+    concurrency = stage.get("concurrency") if stage.get("load") == "concurrency" else None
+    return {
+        "kpi_settings_version": KPI_SETTINGS_VERSION,
+        "model": setting("model"),
+        "server": setting("server_name") or results.get("server_header"),
+        "server_version": results.get("server_version") or settings.get("server_version"),
+        "endpoint": setting("endpoint", "completions"),
+        "stream": setting("stream", True),
+        "load": stage.get("load") or setting("load"),
+        "rate": stage.get("rate") if stage.get("load") != "concurrency" else None,
+        "concurrency": concurrency,
+        "stage": stage.get("stage"),
+        "stage_name": stage.get("name"),
+        "prompt_tokens": str(setting("prompt_tokens", "")),
+        "output_tokens": str(setting("output_tokens", "")),
+        "workers": setting("workers", 1),
+        "deployment": deployment_factors(settings),
+        "replicas": _first(settings, DEPLOYMENT_LABELS["replicas"]),
+        "tensor_parallel": _first(settings, DEPLOYMENT_LABELS["tensor_parallel"]),
+        "accelerator": _first(settings, DEPLOYMENT_LABELS["accelerator"]),
+        "collection_version": host.get("collection_version"),
+        "git_commit": host.get("git_commit"),
+        "hostname": host.get("hostname"),
+        "test_path": results.get("test_path"),
+        "run_id": results.get("run_id"),
+    }
+
+
+def payload_results(entry):
+    results = dict(entry.results.get("headline") or {})
+    results["duration_s"] = entry.results.get("duration_s")
+    results["stages"] = len(entry.results.get("stages") or [])
+    return results
+
+
+def timestamp(entry):
+    return entry.results.get("started")
+
+
+# --------------------------------------------------------------------------
+# KPIs (the headline stage)
+
+
+def _kpi(name, help_text, unit, higher, ignored=False, fmt="{:.2f}", key=None):
+    def function(payload):
+        return payload["results"][key or name]
+    function.__name__ = name
+    function = Format(fmt)(KPIMetadata(help=help_text, unit=unit)(function))
+    if ignored:
+        function = IgnoredForRegression(function)
+    return HigherBetter(function) if higher else LowerBetter(function)
+
+
+LATENCY_KPIS = [
+    _kpi("%s_%s" % (metric, p), "%s, %s percentile over the measured requests%s" % (text, p, note), "ms", False,
+         key="%s_%s_ms" % (metric, p))
+    for metric, text, note in (
+        ("ttft", "Time to first token from the scheduled send time", " (free of coordinated omission)"),
+        ("tpot", "Time per output token after the first, per request", ""),
+        ("itl", "Inter-token latency pooled over every chunk gap", ""),
+        ("e2e", "End-to-end request latency from the scheduled send time", ""),
+    )
+    for p in ("p50", "p90", "p99")
+]
+
+THROUGHPUT_KPIS = [
+    _kpi("output_token_throughput", "Output tokens of successful requests per second of the measurement window",
+         "tokens/s", True, fmt="{:.1f}"),
+    _kpi("input_token_throughput", "Input tokens of successful requests per second of the measurement window",
+         "tokens/s", True, fmt="{:.1f}"),
+    _kpi("request_throughput", "Successful requests per second of the measurement window", "req/s", True),
+    _kpi("achieved_rate", "Rate at which the requests were actually sent", "req/s", True, ignored=True),
+]
+
+
+@LowerBetter
+@KPIMetadata(help="Failed measured requests over all measured requests", unit="ratio")
+@Format("{:.4f}")
+def error_rate(payload):
+    return payload["results"]["error_rate"]
+
+
+@LowerBetter
+@IgnoredForRegression
+@KPIMetadata(help="99th percentile of the client's send lag (actual send - scheduled time)", unit="ms")
+@Format("{:.3f}")
+def send_lag_p99(payload):
+    return payload["results"]["send_lag_p99_ms"]
+
+
+@LowerBetter
+@IgnoredForRegression
+@KPIMetadata(help="1 when the load generator could not keep its schedule (the stage measured the client)", unit="flag")
+@Format("{:.0f}")
+def client_bound(payload):
+    value = payload["results"]["client_bound"]
+    return None if value is None else int(bool(value))
+
+
+KPIS = LATENCY_KPIS + THROUGHPUT_KPIS + [error_rate, send_lag_p99, client_bound]

@@ -1,0 +1,309 @@
+"""The operators the toolbox drives, installed through OLM on the openshift profile (real kubectl).
+
+NFD -> GPU operator -> ClusterPolicy -> nvidia.com/gpu; RHOAI -> DSCInitialization
+-> DataScienceCluster -> KServe and training CRDs -> InferenceService,
+LLMInferenceService behind a Gateway, PyTorchJob, TrainJob. Success and failure paths.
+"""
+
+import json
+
+import pytest
+
+from kube_fixtures import kubesim_cluster
+
+PREFIX = "kubesim.perfscale.io/"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with kubesim_cluster(profile="openshift", pod_start_delay=0.2, time_scale=50) as server:
+        yield server
+
+
+def get(kubectl, *args):
+    return json.loads(kubectl("get", *args, "-o", "json").stdout)
+
+
+def apply(kubectl, *manifests):
+    return kubectl("apply", "-f", "-", input="\n---\n".join(json.dumps(m) for m in manifests))
+
+
+def install(kubectl, namespace, package, source, own_namespace=True, channel=None):
+    """What a deploy_operator role does; returns the installed CSV."""
+    group = {"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+             "metadata": {"name": namespace, "namespace": namespace},
+             "spec": {"targetNamespaces": [namespace]} if own_namespace else {}}
+    spec = {"name": package, "source": source, "sourceNamespace": "openshift-marketplace"}
+    if channel:
+        spec["channel"] = channel
+    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, group,
+          {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+           "metadata": {"name": package, "namespace": namespace}, "spec": spec})
+    kubectl("wait", "--for=jsonpath={.status.state}=AtLatestKnown", "subscription/" + package, "-n", namespace,
+            "--timeout=60s")
+    name = get(kubectl, "subscription", package, "-n", namespace)["status"]["installedCSV"]
+    kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/" + name, "-n", namespace, "--timeout=60s")
+    return get(kubectl, "csv", name, "-n", namespace)
+
+
+def alm_example(csv, kind):
+    return next(e for e in json.loads(csv["metadata"]["annotations"]["alm-examples"]) if e["kind"] == kind)
+
+
+def gpu_nodes(kubectl):
+    return {n["metadata"]["name"]: n for n in get(kubectl, "nodes")["items"] if "gpu" in n["metadata"]["name"]}
+
+
+def test_nfd_and_the_gpu_operator(kubectl):
+    assert not any("feature.node.kubernetes.io/pci-10de.present" in n["metadata"]["labels"]
+                   for n in get(kubectl, "nodes")["items"])
+    gpu_csv = install(kubectl, "nvidia-gpu-operator", "gpu-operator-certified", "certified-operators")
+    policy = alm_example(gpu_csv, "ClusterPolicy")
+    apply(kubectl, policy)
+    # GPU operator convention: without NFD's labels it cannot find GPU nodes (NFDLabelsMissing, state notReady)
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Error')].reason}=NFDLabelsMissing",
+            "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+    assert get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]["state"] == "notReady"
+    nfd_csv = install(kubectl, "openshift-nfd", "nfd", "redhat-operators")
+    apply(kubectl, alm_example(nfd_csv, "NodeFeatureDiscovery"))
+    kubectl("wait", "--for=condition=Available", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
+            "--timeout=30s")
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in get(kubectl, "nodes")["items"]}
+    assert labels["worker-gpu-0"]["feature.node.kubernetes.io/pci-10de.present"] == "true"
+    assert "feature.node.kubernetes.io/pci-10de.present" not in labels["worker-0"]
+    kubectl("rollout", "status", "daemonset/nfd-worker", "-n", "openshift-nfd", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.state}=ready", "clusterpolicy/gpu-cluster-policy", "--timeout=60s")
+    status = get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"], status["namespace"]) == ("True", "Reconciled", "nvidia-gpu-operator")
+    for name, node in gpu_nodes(kubectl).items():
+        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "4", name
+        assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-L40S"
+    assert "nvidia.com/gpu" not in next(n for n in get(kubectl, "nodes")["items"]
+                                        if n["metadata"]["name"] == "worker-0")["status"]["allocatable"]
+    plugin = get(kubectl, "daemonset", "nvidia-device-plugin-daemonset", "-n", "nvidia-gpu-operator")["status"]
+    assert plugin["desiredNumberScheduled"] == plugin["numberReady"] == 2
+    # device-plugin time-slicing: replicas multiply the GPUs, GFD marks the product -SHARED
+    apply(kubectl, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "time-slicing-config-all",
+                                                                          "namespace": "nvidia-gpu-operator"},
+                    "data": {"any": "version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n"
+                                    "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}})
+    kubectl("patch", "clusterpolicy", "gpu-cluster-policy", "--type=merge", "-p",
+            json.dumps({"spec": {"devicePlugin": {"config": {"name": "time-slicing-config-all", "default": "any"}}}}))
+    kubectl("wait", "--for=jsonpath={.status.allocatable.nvidia\\.com/gpu}=16", "node/worker-gpu-0", "--timeout=30s")
+    node = gpu_nodes(kubectl)["worker-gpu-0"]
+    assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-L40S-SHARED"
+    assert node["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
+    # a failing operator: notReady, Error=True, no GPU advertised
+    kubectl("annotate", "clusterpolicy", "gpu-cluster-policy", PREFIX + "fail=driver build failed: kernel headers missing")
+    kubectl("wait", "--for=jsonpath={.status.state}=notReady", "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+    error = next(c for c in get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]["conditions"]
+                 if c["type"] == "Error")
+    assert (error["status"], error["reason"]) == ("True", "ReconcileFailed") and "kernel headers" in error["message"]
+    assert "nvidia.com/gpu" not in gpu_nodes(kubectl)["worker-gpu-0"]["status"]["allocatable"]
+    kubectl("annotate", "clusterpolicy", "gpu-cluster-policy", PREFIX + "fail-")
+    kubectl("wait", "--for=jsonpath={.status.state}=ready", "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+    # a failing NFD operand: Degraded=True, Available=False
+    kubectl("annotate", "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd", PREFIX + "fail=nfd-master crashed")
+    kubectl("wait", "--for=condition=Degraded", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd", "--timeout=30s")
+    kubectl("wait", "--for=condition=Available=False", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
+            "--timeout=30s")
+
+
+def test_openshift_ai_data_science_cluster(kubectl):
+    install(kubectl, "redhat-ods-operator", "rhods-operator", "redhat-operators", own_namespace=False, channel="stable")
+    # the operator creates default-dsci at start-up (no DISABLE_DSC_CONFIG)
+    kubectl("wait", "--for=jsonpath={.status.phase}=Ready", "dsci/default-dsci", "--timeout=60s")
+    dsci = get(kubectl, "dsci", "default-dsci")
+    assert dsci["spec"]["applicationsNamespace"] == "redhat-ods-applications"
+    assert dsci["status"]["release"] == {"name": "OpenShift AI Self-Managed", "version": "2.22.2"}
+    kubectl("get", "namespace", "redhat-ods-applications")
+    kubectl("annotate", "dsci", "default-dsci", PREFIX + "fail=failed to create the monitoring stack")
+    kubectl("wait", "--for=jsonpath={.status.phase}=Error", "dsci/default-dsci", "--timeout=30s")
+    kubectl("annotate", "dsci", "default-dsci", PREFIX + "fail-")
+    kubectl("wait", "--for=jsonpath={.status.phase}=Ready", "dsci/default-dsci", "--timeout=30s")
+    dsc = alm_example(install_csv(kubectl), "DataScienceCluster")
+    apply(kubectl, dsc)
+    # kserve with serving Managed needs the Serverless operator (RHOAI 2.x): KserveReady=False, DSC Not Ready
+    kubectl("wait", "--for=condition=KserveReady=False", "dsc/default-dsc", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.phase}=Not Ready", "dsc/default-dsc", "--timeout=30s")
+    kserve = next(c for c in get(kubectl, "dsc", "default-dsc")["status"]["conditions"] if c["type"] == "KserveReady")
+    assert "serverless-operator" in kserve["message"]
+    kubectl("patch", "dsc", "default-dsc", "--type=merge", "-p", json.dumps({"spec": {"components": {
+        "kserve": {"serving": {"managementState": "Removed"}, "defaultDeploymentMode": "RawDeployment"},
+        "trainingoperator": {"managementState": "Managed"}}}}))
+    kubectl("wait", "--for=condition=Ready", "dsc/default-dsc", "--timeout=60s")
+    status = get(kubectl, "dsc", "default-dsc")["status"]
+    assert status["phase"] == "Ready" and status["components"]["kserve"]["managementState"] == "Managed"
+    assert status["components"]["modelmeshserving"]["managementState"] == "Removed"
+    removed = next(c for c in status["conditions"] if c["type"] == "ModelMeshServingReady")
+    assert (removed["status"], removed["reason"]) == ("False", "Removed")
+    kubectl("wait", "--for=condition=Available", "deployment/kserve-controller-manager", "-n", "redhat-ods-applications",
+            "--timeout=30s")
+    for crd in ("inferenceservices.serving.kserve.io", "llminferenceservices.serving.kserve.io",
+                "pytorchjobs.kubeflow.org", "trainjobs.trainer.kubeflow.org"):
+        kubectl("wait", "--for=condition=Established", "crd/" + crd, "--timeout=30s")
+
+
+def install_csv(kubectl):
+    return get(kubectl, "csv", "rhods-operator.2.22.2", "-n", "redhat-ods-operator")
+
+
+RUNTIME = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "ServingRuntime",
+           "metadata": {"name": "vllm-runtime", "namespace": "llm"},
+           "spec": {"supportedModelFormats": [{"name": "vLLM", "autoSelect": True}],
+                    "containers": [{"name": "kserve-container", "image": "quay.io/vllm/vllm:0.11",
+                                    "args": ["--model=/mnt/models", "--served-model-name={{.Name}}"]}]}}
+
+
+def isvc(name, annotations=None, runtime=None, gpus=None):
+    model = {"modelFormat": {"name": "vLLM"}, "storageUri": "oci://quay.io/models/granite:3.3"}
+    if runtime:
+        model["runtime"] = runtime
+    if gpus:
+        model["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": name, "namespace": "llm", "annotations": dict(
+                {"serving.kserve.io/deploymentMode": "RawDeployment"}, **(annotations or {}))},
+            "spec": {"predictor": {"model": model}}}
+
+
+def test_inference_services(kubectl):
+    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}}, RUNTIME,
+          isvc("granite", annotations={PREFIX + "url": "http://127.0.0.1:8765"}, gpus=1),
+          isvc("broken", annotations={PREFIX + "fail": "CUDA out of memory"}),
+          isvc("nowhere", runtime="tgis-runtime"))
+    kubectl("wait", "--for=condition=Ready", "isvc/granite", "-n", "llm", "--timeout=60s")
+    status = get(kubectl, "isvc", "granite", "-n", "llm")["status"]
+    # the URL steering annotation points clients at a local OpenAI-compatible server
+    assert status["url"] == status["address"]["url"] == "http://127.0.0.1:8765"
+    assert status["modelStatus"]["states"]["activeModelState"] == "Loaded" and status["deploymentMode"] == "RawDeployment"
+    assert {c["type"] for c in status["conditions"] if c["status"] == "True"} >= {"IngressReady", "PredictorReady", "Ready"}
+    pod = get(kubectl, "pods", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=granite")["items"][0]
+    container = pod["spec"]["containers"][0]
+    assert container["name"] == "kserve-container" and "--served-model-name=granite" in container["args"]
+    assert pod["spec"]["nodeName"].startswith("worker-gpu-")
+    # a predictor that crashes: KServe's ModelLoadFailed / BlockedByFailedLoad
+    kubectl("wait", "--for=jsonpath={.status.modelStatus.transitionStatus}=BlockedByFailedLoad", "isvc/broken", "-n",
+            "llm", "--timeout=60s")
+    status = get(kubectl, "isvc", "broken", "-n", "llm")["status"]
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ModelLoadFailed") and "CUDA out of memory" in ready["message"]
+    kubectl("wait", "--for=jsonpath={.status.modelStatus.lastFailureInfo.reason}=RuntimeNotRecognized", "isvc/nowhere",
+            "-n", "llm", "--timeout=30s")
+    assert get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]["modelStatus"]["transitionStatus"] == "InvalidSpec"
+
+
+def test_llm_inference_service_behind_a_gateway(kubectl):
+    apply(kubectl,
+          {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "openshift-default"},
+           "spec": {"controllerName": "openshift.io/gateway-controller/v1"}},
+          {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+           "metadata": {"name": "openshift-ai-inference", "namespace": "openshift-ingress"},
+           "spec": {"gatewayClassName": "openshift-default",
+                    "listeners": [{"name": "http", "port": 80, "protocol": "HTTP",
+                                   "allowedRoutes": {"namespaces": {"from": "All"}}}]}},
+          {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService",
+           "metadata": {"name": "qwen", "namespace": "llm"},
+           "spec": {"model": {"uri": "hf://Qwen/Qwen3-0.6B", "name": "Qwen/Qwen3-0.6B"}, "replicas": 2,
+                    "router": {"route": {}, "gateway": {}, "scheduler": {}},
+                    "template": {"containers": [{"name": "main", "image": "ghcr.io/llm-d/llm-d:v0.2.0"}]}}})
+    kubectl("wait", "--for=condition=Programmed", "gateway/openshift-ai-inference", "-n", "openshift-ingress",
+            "--timeout=30s")
+    kubectl("wait", "--for=condition=Ready", "llminferenceservice/qwen", "-n", "llm", "--timeout=60s")
+    status = get(kubectl, "llminferenceservice", "qwen", "-n", "llm")["status"]
+    assert status["url"] == "http://openshift-ai-inference.openshift-ingress.gateway.kubesim.example.com/llm/qwen"
+    pool = get(kubectl, "inferencepool", "qwen-inference-pool", "-n", "llm")["status"]["parents"][0]
+    assert pool["parentRef"]["name"] == "openshift-ai-inference" and \
+        {c["type"]: c["status"] for c in pool["conditions"]} == {"Accepted": "True", "ResolvedRefs": "True"}
+    listener = get(kubectl, "gateway", "openshift-ai-inference", "-n", "openshift-ingress")["status"]["listeners"][0]
+    assert listener["attachedRoutes"] == 1
+    assert get(kubectl, "deployment", "qwen-kserve", "-n", "llm")["status"]["readyReplicas"] == 2
+    # failure paths: a gateway that cannot be programmed, a model server that crashes
+    apply(kubectl, {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": {"name": "broken-gw", "namespace": "openshift-ingress",
+                                 "annotations": {PREFIX + "fail": "no load balancer available"}},
+                    "spec": {"gatewayClassName": "openshift-default",
+                             "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}},
+          {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService",
+           "metadata": {"name": "oom", "namespace": "llm", "annotations": {PREFIX + "fail": "CUDA out of memory"}},
+           "spec": {"model": {"uri": "hf://Qwen/Qwen3-32B"}}})
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Programmed')].reason}=Invalid", "gateway/broken-gw",
+            "-n", "openshift-ingress", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='MainWorkloadReady')].reason}=ModelLoadFailed",
+            "llminferenceservice/oom", "-n", "llm", "--timeout=60s")
+
+
+def test_operand_operators(sim, kubectl):
+    from kubesim import apis
+    apis.install_crds(sim.cluster, ["kueue.openshift.io/Kueue", "maistra.io/ServiceMeshControlPlane",
+                                    "operator.knative.dev/KnativeServing", "operator.authorino.kuadrant.io/Authorino"])
+    kubectl("wait", "--for=condition=Established", "crd/knativeservings.operator.knative.dev", "--timeout=30s")
+    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "knative-serving"}},
+          {"apiVersion": "operator.knative.dev/v1beta1", "kind": "KnativeServing",
+           "metadata": {"name": "knative-serving", "namespace": "knative-serving"}, "spec": {}},
+          {"apiVersion": "kueue.openshift.io/v1", "kind": "Kueue", "metadata": {"name": "cluster"},
+           "spec": {"managementState": "Managed"}},
+          {"apiVersion": "operator.authorino.kuadrant.io/v1beta1", "kind": "Authorino",
+           "metadata": {"name": "authorino", "namespace": "knative-serving",
+                        "annotations": {PREFIX + "fail": "TLS secret authorino-server-cert not found"}}, "spec": {}})
+    kubectl("wait", "--for=condition=Ready", "knativeserving/knative-serving", "-n", "knative-serving", "--timeout=30s")
+    kubectl("wait", "--for=condition=InstallSucceeded", "knativeserving/knative-serving", "-n", "knative-serving",
+            "--timeout=30s")
+    kubectl("wait", "--for=condition=Available", "kueue/cluster", "--timeout=30s")
+    kubectl("wait", "--for=condition=Ready=False", "authorino/authorino", "-n", "knative-serving", "--timeout=30s")
+    assert "authorino-server-cert" in get(kubectl, "authorino", "authorino", "-n", "knative-serving")[
+        "status"]["conditions"][0]["message"]
+
+
+SUMMARY = {"train_runtime": 123.4567, "train_samples_per_second": 8.101, "train_steps_per_second": 0.506,
+           "train_loss": 1.2345, "epoch": 1.0}
+
+
+def pytorchjob(name, annotations):
+    def replica(count):
+        return {"replicas": count, "restartPolicy": "Never", "template": {"spec": {"containers": [
+            {"name": "pytorch", "image": "quay.io/modh/fms-hf-tuning:release", "command": ["python", "-m", "tuning"]}]}}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": name, "namespace": "llm", "annotations": annotations},
+            "spec": {"pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(1)}}}
+
+
+def test_pytorchjob_prints_a_trainer_summary(kubectl):
+    apply(kubectl, pytorchjob("tune", {PREFIX + "trainer-summary": json.dumps(SUMMARY), PREFIX + "duration-s": "20"}),
+          pytorchjob("tune-bad", {PREFIX + "fail": "torch.OutOfMemoryError: CUDA out of memory"}))
+    kubectl("wait", "--for=condition=Succeeded", "pytorchjob/tune", "-n", "llm", "--timeout=60s")
+    status = get(kubectl, "pytorchjob", "tune", "-n", "llm")["status"]
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert conditions == {"Created": ("True", "PyTorchJobCreated"), "Running": ("False", "PyTorchJobSucceeded"),
+                          "Succeeded": ("True", "PyTorchJobSucceeded")}
+    assert status["replicaStatuses"]["Master"]["succeeded"] == 1 and status["completionTime"]
+    master_log = kubectl("logs", "tune-master-0", "-n", "llm").stdout.splitlines()
+    # HF Trainer's summary record, as ProgressCallback writes it (str() of the metrics dict), rank 0 only
+    assert master_log[-1] == str(SUMMARY) and master_log[0] == "***** Running training *****"
+    assert kubectl("logs", "tune-worker-0", "-n", "llm").stdout == ""
+    env = {e["name"]: e.get("value") for e in get(kubectl, "pod", "tune-worker-0", "-n", "llm")["spec"]["containers"][0]["env"]}
+    assert (env["MASTER_ADDR"], env["WORLD_SIZE"], env["RANK"]) == ("tune-master-0", "2", "1")
+    kubectl("wait", "--for=condition=Failed", "pytorchjob/tune-bad", "-n", "llm", "--timeout=60s")
+    failed = next(c for c in get(kubectl, "pytorchjob", "tune-bad", "-n", "llm")["status"]["conditions"]
+                  if c["type"] == "Failed")
+    assert failed["reason"] == "PyTorchJobFailed" and "Master replica(s) failed" in failed["message"]
+
+
+def test_trainjob(kubectl):
+    def trainjob(name, runtime="torch-distributed", annotations=None):
+        return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": name, "namespace": "llm", "annotations": annotations or {}},
+                "spec": {"runtimeRef": {"name": runtime},
+                         "trainer": {"numNodes": 2, "image": "quay.io/modh/training:py311"}}}
+    apply(kubectl, trainjob("train", annotations={PREFIX + "trainer-summary": json.dumps(SUMMARY)}),
+          trainjob("train-nowhere", runtime="deepspeed-distributed"))
+    kubectl("wait", "--for=condition=Complete", "trainjob/train", "-n", "llm", "--timeout=60s")
+    status = get(kubectl, "trainjob", "train", "-n", "llm")["status"]
+    assert status["jobsStatus"][0]["succeeded"] == 1
+    rank0 = next(p for p in get(kubectl, "pods", "-n", "llm", "-l", "jobset.sigs.k8s.io/jobset-name=train")["items"]
+                 if p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "0")
+    assert kubectl("logs", rank0["metadata"]["name"], "-n", "llm").stdout.splitlines()[-1] == str(SUMMARY)
+    kubectl("wait", "--for=condition=Failed", "trainjob/train-nowhere", "-n", "llm", "--timeout=30s")
+    failed = next(c for c in get(kubectl, "trainjob", "train-nowhere", "-n", "llm")["status"]["conditions"])
+    assert failed["reason"] == "TrainingRuntimeNotSupported"
