@@ -32,6 +32,11 @@ fi
 
 "$bin/ansible-galaxy" collection build --output-path "$work" "$repo" >/dev/null
 ANSIBLE_COLLECTIONS_PATH="$work/tree" "$bin/ansible-galaxy" collection install --offline --no-deps --force -p "$work/tree" "$work"/perfscale-topsail-*.tar.gz >/dev/null
+# the collection's dependency (galaxy.yml), from the ansible package, beside it: the import and
+# validate-modules tests load the kubernetes.core module_utils and doc fragments our modules use
+site=$("$bin/python" -c 'import ansible_collections.kubernetes.core as k, os; print(os.path.dirname(os.path.dirname(k.__path__[0])))')
+mkdir -p "$work/tree/ansible_collections/kubernetes"
+cp -r "$site/kubernetes/core" "$work/tree/ansible_collections/kubernetes/core"
 cd "$work/tree/ansible_collections/perfscale/topsail"
 # ansible-test lists the files of a git repository; make the installed tree one
 git init -q && git add -A && git -c user.email=ci@localhost -c user.name=ci commit -qm tree

@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 
 from ansible import constants as C
-from ansible import context
 from ansible.utils.display import Display
 
-from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction, raw_extra_var
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
@@ -43,21 +42,6 @@ INVENTORY_VARS = dict(presets="perfscale_presets", overrides="perfscale_override
 TOOLBOX_LOG_CALLBACK = "perfscale.topsail.toolbox_log"
 
 COLLECTION_ROOT = collection_info.collection_root_from(__file__, 3)
-
-
-def raw_extra_var(name):
-    """The literal text of ``-e name=...`` as typed on the command line.
-
-    Ansible splits ``key=value`` extra-vars at whitespace, so
-    ``-e overrides='{"a.b": 3}'`` reaches the play truncated to ``{"a.b":``.
-    The command-line arguments still hold the whole text; the last one wins,
-    as it does for Ansible.
-    """
-    found = None
-    for entry in (context.CLIARGS.get("extra_vars") or ()):
-        if isinstance(entry, str) and entry.startswith(name + "="):
-            found = entry[len(name) + 1:]
-    return found
 
 
 class ActionModule(PerfscaleAction):

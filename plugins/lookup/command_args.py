@@ -45,6 +45,12 @@ options:
     description: Return role-prefixed variable names (C(false) returns the parameter names).
     type: bool
     default: true
+  args_only:
+    description:
+      - Take the parameters from O(extra) only (checked against the role's argument specs),
+        without rendering the template - a command run with explicit arguments.
+    type: bool
+    default: false
   defaults_only:
     description:
       - Return the defaults declared in the role's C(meta/argument_specs.yml) instead of
@@ -92,7 +98,7 @@ class LookupModule(LookupBase):
         results = []
         try:
             rendered = None
-            if not self.get_option("defaults_only"):
+            if not self.get_option("defaults_only") and not self.get_option("args_only"):
                 rendered = command_args_lib.load_command_args(template, config)
             for term in terms:
                 group, command = command_args_lib.parse_command(term)
@@ -101,6 +107,9 @@ class LookupModule(LookupBase):
                 if self.get_option("defaults_only"):
                     results.append(command_args_lib.role_defaults(options))
                     continue
+                if self.get_option("args_only"):
+                    rendered = {command_args_lib.entry_key(group, command, self.get_option("prefix"),
+                                                           self.get_option("suffix")): {}}
                 params = command_args_lib.command_args(
                     rendered, group, command,
                     prefix=self.get_option("prefix"), suffix=self.get_option("suffix"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ansible import context
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
@@ -33,6 +34,21 @@ def missing_package_message(exc):
     """One line for a third-party package the collection imports and the controller lacks."""
     return ("the Python package %r is missing in %s: install the collection's requirements with "
             "%s -m pip install -r %s" % (exc.name, sys.executable, sys.executable, REQUIREMENTS))
+
+
+def raw_extra_var(name):
+    """The literal text of ``-e name=...`` as typed on the command line.
+
+    Ansible splits ``key=value`` extra-vars at whitespace, so
+    ``-e overrides='{"a.b": 3}'`` reaches the play truncated to ``{"a.b":``.
+    The command-line arguments still hold the whole text; the last one wins,
+    as it does for Ansible.
+    """
+    found = None
+    for entry in (context.CLIARGS.get("extra_vars") or ()):
+        if isinstance(entry, str) and entry.startswith(name + "="):
+            found = entry[len(name) + 1:]
+    return found
 
 
 def os_error_message(exc):

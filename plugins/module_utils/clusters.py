@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The clusters a run talks to, as in the reference: ``sutest`` and ``driver``.
+
+``sutest`` is the system under test (the AI platform, the model servers);
+``driver`` is where load generators and user pods run (often the same cluster).
+Each is an inventory group whose first host's variables say how to reach it:
+``perfscale_kubeconfig`` and ``perfscale_kube_context``. With neither, the
+``kubernetes.core`` modules use the standard ``KUBECONFIG`` / ``K8S_AUTH_*``
+environment: nothing is hard-coded.
+"""
+
+from __future__ import annotations
+
+CLUSTER_ROLES = ("sutest", "driver")
+# inventory variable -> kubernetes.core option
+HOST_VARIABLES = {"perfscale_kubeconfig": "kubeconfig", "perfscale_kube_context": "context"}
+
+
+def connection_options(host_vars):
+    """The kubernetes.core options for a cluster from its inventory variables (only those set)."""
+    return {option: host_vars[variable] for variable, option in HOST_VARIABLES.items() if host_vars.get(variable)}

@@ -1,0 +1,85 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: toolbox_commands
+short_description: List the toolbox commands, describe one, or check a command and its arguments
+version_added: 0.2.0
+description:
+  - With O(command=list), every toolbox command (C(group command), as in the reference toolbox)
+    with its one-line description, then the aliases and the commands that are not provided
+    (with the reason).
+  - With a command and O(help=true), its options (names without the role prefix, type,
+    default, description) from its C(meta/argument_specs.yml).
+  - Otherwise, resolves the command (an alias to its command; an unknown one is one line with
+    the closest match) and parses O(args) (a mapping, or its JSON/YAML text) for
+    C(playbooks/toolbox.yml) to run it.
+  - Runs on the controller (action plugin).
+author:
+  - perfscale.topsail developers (@perfscale)
+options:
+  command:
+    description:
+      - C(list), or a toolbox command as C(group command), for example C(cluster capture_state).
+    type: str
+    required: true
+  help:
+    description:
+      - Describe the command's options instead of preparing it.
+    type: bool
+    default: false
+  args:
+    description:
+      - The command's parameters (names without the role prefix), a mapping or its JSON/YAML text.
+    type: raw
+extends_documentation_fragment:
+  - perfscale.topsail.action_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  action:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: List the toolbox commands
+  perfscale.topsail.toolbox_commands:
+    command: list
+  register: commands
+
+- name: Describe one
+  perfscale.topsail.toolbox_commands:
+    command: cluster capture_state
+    help: true
+"""
+
+RETURN = r"""
+action:
+  description: C(list), C(help) or C(run).
+  returned: success
+  type: str
+lines:
+  description: With C(list) or C(help), the text, one line per item.
+  returned: when listing or describing
+  type: list
+  elements: str
+command:
+  description: The command resolved (aliases followed).
+  returned: when a command was named
+  type: str
+role:
+  description: The role of the command.
+  returned: when preparing a run
+  type: str
+args:
+  description: The parsed arguments.
+  returned: when preparing a run
+  type: dict
+"""
