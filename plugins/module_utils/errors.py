@@ -109,3 +109,11 @@ class StoreConfigError(StoreError):
 
 class ExportError(PerfscaleError):
     """Bad export input (a bundle, a spool)."""
+
+
+class ClusterError(PerfscaleError):
+    """A cluster, its objects or a toolbox command's request of it is not as expected."""
+
+
+class OlmError(ClusterError):
+    """A package, channel, version or example the operator catalog does not offer."""

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import harness
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness
 
 from conftest import run_cli
 
