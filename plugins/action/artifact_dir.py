@@ -22,6 +22,7 @@ ARGUMENT_SPEC = dict(
     role_name=dict(type="str"),
     no_log_params=dict(type="list", elements="str", default=[]),
     message=dict(type="str", default=""),
+    reserved=dict(type="path"),
 )
 
 
@@ -51,7 +52,7 @@ class ActionModule(PerfscaleAction):
         if args.get("role_path"):
             params, no_log = self._role_params(args["role_path"])
             sensitive.extend(no_log)
-        path = artifacts.allocate_artifact_dir(current, name)
+        path = self._reserved(args.get("reserved"), current) or artifacts.allocate_artifact_dir(current, name)
         if params is not None:
             masked = secrets_lib.mask_params(params, sensitive_names=sensitive)
             artifacts.write_yaml_atomic(os.path.join(path, artifacts.PARAMS_FILE), masked)
@@ -63,6 +64,17 @@ class ActionModule(PerfscaleAction):
             ansible_facts=dict(perfscale_artifact_dir=path, perfscale_artifact_dir_stack=stack + [current]),
         )
         return result
+
+    @staticmethod
+    def _reserved(reserved, current):
+        """The directory a parent run reserved for this command (toolbox_parallel numbers its
+        commands' directories in their order before starting them), when it is a fresh one in
+        the current directory; a command nested in it allocates its own as usual."""
+        if not reserved or os.path.dirname(os.path.abspath(reserved)) != os.path.abspath(current):
+            return None
+        if not os.path.isdir(reserved) or os.path.exists(os.path.join(reserved, artifacts.PARAMS_FILE)):
+            return None
+        return os.path.abspath(reserved)
 
     def _role_params(self, role_path):
         """The role's parameters (unprefixed names) from its argument specs and the current

@@ -191,6 +191,19 @@ def regression_model():
     return Regression
 
 
+def clusters_model():
+    import pydantic
+
+    class Clusters(pydantic.BaseModel):
+        model_config = _strict()
+        # leave what a flow made: its cleanup_after step does not run
+        keep: bool = False
+        # label of the namespaces a flow creates (its cleanups select them by it)
+        owner_label: str = pydantic.Field(default="perfscale.topsail/flow", min_length=1)
+
+    return Clusters
+
+
 # dotted section key -> model factory
 SECTIONS = {
     "secrets": secrets_model,
@@ -199,6 +212,7 @@ SECTIONS = {
     "postprocess": postprocess_model,
     "export": export_model,
     "regression": regression_model,
+    "clusters": clusters_model,
 }
 
 
@@ -257,6 +271,12 @@ def validate_config(config):
             benchmark.plan_benchmark(config)
         except PerfscaleError as exc:
             raise ConfigError("tests.benchmark: %s" % exc) from None
+    for name, section in sorted((config.get("tests") or {}).items()):
+        if isinstance(section, dict) and "steps" in section:
+            # a test flow (cleanup_before, prepare, test, cleanup_after): every item checked now
+            from ansible_collections.perfscale.topsail.plugins.module_utils import flows
+
+            flows.check_definition(section["steps"], "tests.%s.steps" % name)
     if "postprocess" in validated:
         from ansible_collections.perfscale.topsail.plugins.module_utils import reports
         from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib

@@ -11,7 +11,9 @@ host, start time) and hands the locked file to a small *keeper* process. The
 keeper holds the lock while the controller lives and releases it (removing the
 file) as soon as the controller is gone, whether it ended normally or was
 killed with ``kill -9``. The same controller taking the lock again (an imported
-playbook) is fine; another one fails at once with one line naming the
+playbook) is fine, and so is a controller started by the holder for the same run
+(a descendant process: the commands ``toolbox_parallel`` runs side by side, each
+an ``ansible-playbook`` of its own); another one fails at once with one line naming the
 directory and the holder. A lock file whose lock nobody holds any more (the
 machine rebooted, the keeper was killed) is stale: it is taken over, and said so.
 
@@ -52,6 +54,28 @@ def process_start_time(pid):
     # the command name (field 2) may hold spaces and parentheses: split after the last ')'
     fields = stat[stat.rfind(")") + 2:].split()
     return int(fields[19]) if len(fields) > 19 else None
+
+
+def parent_pid(pid):
+    """The parent of a process, or None when it cannot be read."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def is_ancestor(ancestor, pid):
+    """Whether ``ancestor`` started ``pid`` (directly or through other processes)."""
+    seen = set()
+    while pid and pid not in seen and pid > 1:
+        seen.add(pid)
+        pid = parent_pid(pid)
+        if pid == ancestor:
+            return True
+    return False
 
 
 def is_alive(pid, start_time=None):
@@ -108,6 +132,10 @@ def acquire(run_root, controller_pid, python=None):
         holder = _read_holder(handle)
         if not _lock_now_or_after_release(handle, holder):
             if holder and holder.get("pid") == controller_pid and holder.get("pid_start") == start_time:
+                return RunLock(path, holder, already_held=True)
+            if holder and is_ancestor(holder.get("pid"), controller_pid) and is_alive(holder.get("pid"),
+                                                                                      holder.get("pid_start")):
+                # a run started by the holder for the same run (toolbox_parallel): it works inside it
                 return RunLock(path, holder, already_held=True)
             raise RunLockError("run directory %s is in use by another run (%s); wait for it to end or choose "
                                "another artifact_dir" % (run_root, describe_holder(holder)))

@@ -72,6 +72,13 @@ options:
       - With O(state=failed), the error written to C(FAILURE).
     type: str
     default: ""
+  reserved:
+    description:
+      - With O(state=open), a directory already made for this command in the current directory
+        (M(perfscale.topsail.toolbox_parallel) numbers its commands' directories, in their order,
+        before starting them). Used when it exists and holds no C(_params.yaml) yet; otherwise
+        the next numbered directory is made as usual.
+    type: path
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:

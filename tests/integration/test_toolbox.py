@@ -30,8 +30,9 @@ def test_benchmark_playbook_captures_the_environment(tmp_path):
 def test_from_config_prefix_suffix_extra_and_named_steps(tmp_path):
     run = run_playbook("tests/integration/playbooks/toolbox.yml", "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode == 0, run.output
-    assert sorted(n for n in os.listdir(tmp_path) if n not in (".perfscale-run.lock", "run.json")) == ["000__prepare_step", "001__host__capture_environment", "_ansible.log",
-                                            "config.yaml", "presets_applied"]
+    listed = sorted(n for n in os.listdir(tmp_path) if n not in (".perfscale-run.lock", "run.json"))
+    assert listed == ["000__prepare_step", "001__host__capture_environment", "_ansible.log", "config.yaml",
+                      "presets_applied"]
     step = tmp_path / "000__prepare_step"
     assert sorted(d for d in os.listdir(step) if os.path.isdir(step / d)) == [
         "000__host__capture_environment_second", "001__host__capture_environment"]

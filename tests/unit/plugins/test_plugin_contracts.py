@@ -93,7 +93,7 @@ def test_role_variables_are_prefixed_documented_and_defaults_agree(role_dir):
 
 
 # roles that are machinery, not toolbox commands
-INFRASTRUCTURE_ROLES = {"toolbox_command", "toolbox_from_config"}
+INFRASTRUCTURE_ROLES = {"toolbox_command", "toolbox_from_config", "test_flow"}
 TOOLBOX_ROLES = [d for d in ROLES if os.path.basename(d) not in INFRASTRUCTURE_ROLES]
 
 
