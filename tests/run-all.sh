@@ -33,6 +33,7 @@ step() {
 step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider
 step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider
 step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider
+step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider --durations=10
 step yamllint "$bin/yamllint" -s .
 step ansible-lint "$bin/ansible-lint" -q --profile production
 step molecule "$bin/molecule" test

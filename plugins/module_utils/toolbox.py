@@ -19,7 +19,7 @@ import os
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
 # roles that are machinery, not toolbox commands
-INFRASTRUCTURE_ROLES = ("toolbox_command", "toolbox_from_config")
+INFRASTRUCTURE_ROLES = ("toolbox_command", "toolbox_from_config", "test_flow")
 
 # names under which the reference's documents also know a command
 ALIASES = {

@@ -57,12 +57,16 @@ def conditions_line(obj):
         name += " -n %s" % metadata["namespace"]
     status = obj.get("status") or {}
     parts = []
-    for condition in status.get("conditions") or []:
-        if not isinstance(condition, dict):
-            continue
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if conditions and all("type" not in c and "phase" in c for c in conditions):
+        # a phase history (ClusterServiceVersion): the last entry says where it is
+        conditions = [dict(conditions[-1], type="last", status=conditions[-1].get("phase"))]
+    for condition in conditions:
         text = "%s=%s" % (condition.get("type"), condition.get("status"))
         detail = ": ".join(p for p in (condition.get("reason"), condition.get("message")) if p)
         parts.append("%s (%s)" % (text, detail) if detail else text)
+    if isinstance(status.get("replicas"), int):
+        parts.insert(0, "ready=%s/%s" % (status.get("readyReplicas") or 0, status["replicas"]))
     for key in ("phase", "state"):
         if isinstance(status.get(key), str):
             parts.insert(0, "%s=%s" % (key, status[key]))
