@@ -34,8 +34,22 @@ def parse_args(argv=None):
     parser.add_argument("--catalog-dir", action="append", default=[], dest="catalog_dirs",
                         help="a folder of extra OLM catalog fixtures (repeatable)")
     parser.add_argument("--inference-url", help="default status.url of InferenceServices and LLMInferenceServices")
+    parser.add_argument("--image-behaviours", metavar="FILE",
+                        help="YAML list of {image: glob, annotations: {...}}: what pods of an image do (kubesim.behaviours)")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
+
+
+def _image_behaviours(path):
+    if not path:
+        return ()
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        rules = yaml.safe_load(handle) or []
+    if not isinstance(rules, list) or not all(isinstance(r, dict) and "image" in r for r in rules):
+        raise SystemExit("--image-behaviours %s: expected a YAML list of {image: glob, annotations: {...}}" % path)
+    return rules
 
 
 def main(argv=None):
@@ -46,7 +60,8 @@ def main(argv=None):
                         user_namespaces=args.user_namespaces or ("team-a",), run_local_pods=args.run_local_pods,
                         run_local_scope=args.run_local_scope, max_local_pods=args.max_local_pods,
                         pod_start_delay=args.pod_start_delay, disabled_controllers=args.disabled_controllers,
-                        addons=args.addons, catalog_dirs=args.catalog_dirs, inference_url=args.inference_url)
+                        addons=args.addons, catalog_dirs=args.catalog_dirs, inference_url=args.inference_url,
+                        image_behaviours=_image_behaviours(args.image_behaviours))
     sim = KubeSim(settings)
     done = threading.Event()
 

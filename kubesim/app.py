@@ -18,6 +18,7 @@ import tempfile
 import threading
 
 from kubesim import addons, certs
+from kubesim.behaviours import ImageBehaviours
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.controllers import Manager, default_registry
@@ -43,7 +44,7 @@ class Settings:
     def __init__(self, profile="vanilla", port=0, state_dir=None, time_scale=1.0, user_namespaces=("team-a",),
                  run_local_pods=False, run_local_scope="jobs", max_local_pods=None, pod_start_delay=0.5,
                  controllers=None, disabled_controllers=(), registry=None, addons=(), catalog_dirs=(),
-                 inference_url=None):
+                 inference_url=None, image_behaviours=()):
         self.profile = profile
         self.port = port
         self.state_dir = state_dir
@@ -60,6 +61,7 @@ class Settings:
         self.addons = tuple(addons)                    # extra API bundles (kubesim.addons), on top of the profile's
         self.catalog_dirs = tuple(catalog_dirs)        # more OLM catalog fixtures (kubesim/catalogs format)
         self.inference_url = inference_url             # default status.url of InferenceServices (tests' local server)
+        self.image_behaviours = tuple(image_behaviours)  # [{image: glob, annotations: {...}}] (kubesim.behaviours)
 
 
 def _namespace_label_hook(cluster, resource, old, new):
@@ -80,6 +82,8 @@ class KubeSim:
         self.cluster.settings = s
         self.cluster.hooks.append(_namespace_label_hook)
         self.cluster.defaulters.append(apply_defaults)
+        self.image_behaviours = ImageBehaviours(s.image_behaviours)
+        self.cluster.hooks.append(self.image_behaviours.hook)
         self.faults = Faults()
         self.cluster.faults = self.faults
         self.logs = PodLogs(self.clock)
