@@ -14,10 +14,11 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test browser demo test unit lint sanity integration bench clean help kube-clients kubesim
+.PHONY: setup setup-test browser demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
+	@echo "make demo-k8s  run a cluster flow (operator via OLM, workload, capture, cleanup) on kubesim"
 	@echo "make test    run all tests (unit, lint, sanity, integration)"
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
@@ -65,6 +66,14 @@ $(LINK):
 
 demo: setup
 	$(BIN)/ansible-playbook playbooks/benchmark.yml -e preset=$(PRESET)
+
+# a cluster flow end to end on a simulated OpenShift cluster (kubesim, started and stopped here):
+# capture the environment, deploy an operator through OLM, apply and wait for a workload,
+# capture its state, clean up; prints the artifact directory
+DEMO_K8S_ARGS ?=
+demo-k8s: setup
+	$(BIN)/python -m kubesim.run --profile openshift --time-scale 20 -- \
+	  $(BIN)/ansible-playbook playbooks/cluster_demo.yml $(DEMO_K8S_ARGS)
 
 test: setup-test
 	tests/run-all.sh

@@ -13,6 +13,7 @@ description:
     generators and user pods run), the connection options of the C(kubernetes.core) modules -
     C(kubeconfig) and C(context) - from the inventory group of that name, first host, variables
     C(perfscale_kubeconfig) and C(perfscale_kube_context).
+  - A C(perfscale_kubeconfig) that does not exist is an error naming the cluster and the host.
   - With no such group or variables, an empty mapping - the modules then use the standard
     C(KUBECONFIG) / C(K8S_AUTH_*) environment, as C(kubernetes.core) does. Nothing is
     hard-coded.
@@ -48,6 +49,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import clusters
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 
 class LookupModule(LookupBase):
@@ -61,6 +63,10 @@ class LookupModule(LookupBase):
                                          % (term, ", ".join(clusters.CLUSTER_ROLES)))
             hosts = (variables.get("groups") or {}).get(term) or []
             host_vars = (variables.get("hostvars") or {}).get(hosts[0], {}) if hosts else {}
-            results.append(clusters.connection_options(
-                {name: self._templar.template(host_vars.get(name)) for name in clusters.HOST_VARIABLES}))
+            try:
+                results.append(clusters.connection_options(
+                    {name: self._templar.template(host_vars.get(name)) for name in clusters.HOST_VARIABLES},
+                    cluster=term, host=hosts[0] if hosts else None))
+            except PerfscaleError as exc:
+                raise AnsibleLookupError(str(exc)) from None
         return results

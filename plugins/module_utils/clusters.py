@@ -13,11 +13,22 @@ environment: nothing is hard-coded.
 
 from __future__ import annotations
 
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
+
 CLUSTER_ROLES = ("sutest", "driver")
 # inventory variable -> kubernetes.core option
 HOST_VARIABLES = {"perfscale_kubeconfig": "kubeconfig", "perfscale_kube_context": "context"}
 
 
-def connection_options(host_vars):
-    """The kubernetes.core options for a cluster from its inventory variables (only those set)."""
-    return {option: host_vars[variable] for variable, option in HOST_VARIABLES.items() if host_vars.get(variable)}
+def connection_options(host_vars, cluster="sutest", host=None):
+    """The kubernetes.core options for a cluster from its inventory variables (only those set);
+    a kubeconfig that does not exist is a ClusterError naming the cluster and where it was set."""
+    options = {option: host_vars[variable] for variable, option in HOST_VARIABLES.items() if host_vars.get(variable)}
+    if "kubeconfig" in options:
+        options["kubeconfig"] = os.path.expanduser(str(options["kubeconfig"]))
+        if not os.path.isfile(options["kubeconfig"]):
+            raise ClusterError("cluster %s: kubeconfig %s does not exist (perfscale_kubeconfig of the inventory host %s)"
+                               % (cluster, options["kubeconfig"], host or "?"))
+    return options

@@ -42,7 +42,7 @@ def _command(where, item):
         prefix, group, command, suffix = command_args_lib.parse_entry_key(item.get("command"))
     except PerfscaleError as exc:
         raise ConfigError("%s: %s" % (where, exc)) from None
-    if not isinstance(item.get("args") or {}, dict):
+    if not isinstance(item.get("args", {}) if item.get("args") is not None else {}, dict):
         raise ConfigError("%s: args must be a mapping of the command's parameters" % where)
     return {"kind": "command", "command": item["command"], "name": "%s %s" % (group, command),
             "prefix": prefix or "", "suffix": suffix or "", "args": dict(item.get("args") or {}),

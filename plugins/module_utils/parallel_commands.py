@@ -63,7 +63,7 @@ class Command:
             if unknown:
                 raise CommandArgsError("parallel command %s: unknown key(s) %s (expected command, args, from_config)"
                                        % (item["command"], ", ".join(sorted(unknown))))
-            if not isinstance(item.get("args") or {}, dict):
+            if item.get("args") is not None and not isinstance(item["args"], dict):
                 raise CommandArgsError("parallel command %s: args must be a mapping" % item["command"])
             return cls(item["command"], item.get("args"), bool(item.get("from_config", True)))
         raise CommandArgsError("parallel command %r: expected 'group command' or {command: ..., args: {...}}" % (item,))
