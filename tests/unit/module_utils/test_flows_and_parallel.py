@@ -7,8 +7,9 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import clusters,
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError, CommandArgsError, ConfigError
 
 STEPS = {"cleanup_before": ["cluster cleanup_namespaces/demo"],
-         "prepare": [{"parallel": ["cluster capture_environment", {"command": "cluster deploy_operator/nfd",
-                                                                  "args": {"channel": "stable"}}], "timeout": 60}],
+         "prepare": [{"parallel": ["cluster capture_environment",
+                                   {"command": "cluster deploy_operator/nfd", "args": {"channel": "stable"}}],
+                      "timeout": 60}],
          "test": [{"tasks": "run_matrix.yml"}],
          "cleanup_after": ["sutest/cluster cleanup_namespaces/demo"]}
 
@@ -63,8 +64,8 @@ def test_parallel_children_get_the_parent_run_and_their_own_directory(tmp_path):
     commands = parallel_commands.reserve_directories(str(tmp_path), [
         parallel_commands.Command("cluster capture_environment"),
         parallel_commands.Command.from_item({"command": "sutest/cluster deploy_operator/nfd", "args": {"a": 1}})])
-    assert [os.path.basename(c.directory) for c in commands] == ["000__cluster__capture_environment",
-                                                                "001__cluster__deploy_operator_nfd"]
+    names = [os.path.basename(c.directory) for c in commands]
+    assert names == ["000__cluster__capture_environment", "001__cluster__deploy_operator_nfd"]
     argv = parallel_commands.child_argv(["ansible-playbook"], commands[1], "/tmp/c.yaml", str(tmp_path),
                                         inventories=["inv.yml"], cluster="driver", verbosity=2)
     assert argv[:4] == ["ansible-playbook", "-i", "inv.yml", "-vv"] and argv[-1] == "perfscale.topsail.toolbox"

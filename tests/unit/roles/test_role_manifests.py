@@ -103,8 +103,8 @@ def _cases(role):
     for label, params in _command_args_cases(role).items():
         cases[label] = dict(base, **{"%s_%s" % (role, k): v for k, v in params.items()})
     for position, params in enumerate(fixture.get("cases") or []):
-        cases["fixture case %d" % position] = dict(base, **{"%s_%s" % (role, k) if not k.startswith(role) else k: v
-                                                          for k, v in params.items()})
+        named = {("%s_%s" % (role, k) if not k.startswith(role) else k): v for k, v in params.items()}
+        cases["fixture case %d" % position] = dict(base, **named)
     return cases, fixture.get("not_manifests") or []
 
 
@@ -150,4 +150,3 @@ def test_the_validation_names_the_key_and_the_schema_path():
         manifests.check_documents([subscription])
     assert str(raised.value).startswith("Subscription nfd: spec.chanel: unknown field (schema ")
     assert "\n" not in str(raised.value)
-
