@@ -15,6 +15,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args as launch_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
 
@@ -25,6 +27,9 @@ ARGUMENT_SPEC = dict(
     overrides_file=dict(type="path"),
     artifact_dir=dict(type="path"),
     write=dict(type="bool", default=True),
+    launch_text=dict(type="str"),
+    launch_file=dict(type="path"),
+    launch_env=dict(type="str"),
 )
 
 # extra-vars a user passes on the command line (or an AWX survey sets) and
@@ -35,6 +40,9 @@ TASK_VAR_FALLBACKS = dict(
     overrides="overrides",
     overrides_file="overrides_file",
     artifact_dir="artifact_dir",
+    launch_text="launch_text",
+    launch_file="launch_file",
+    launch_env="launch_env",
 )
 
 # inventory variables (group_vars / host_vars) applied before -e preset / -e overrides
@@ -49,13 +57,46 @@ class ActionModule(PerfscaleAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
     NEEDS_CONFIG = False
 
+    @staticmethod
+    def _launch(args):
+        """The launch arguments of a CI comment (text, file or environment variable), and the record of them."""
+        given = [name for name in ("launch_text", "launch_file", "launch_env") if args.get(name) not in (None, "")]
+        if not given:
+            return None, None
+        if len(given) > 1:
+            raise ConfigError("launch arguments: give one of launch_text, launch_file, launch_env (got %s)"
+                              % ", ".join(given))
+        if given[0] == "launch_file":
+            try:
+                with open(args["launch_file"], encoding="utf-8") as handle:
+                    text, source = handle.read(), "launch_file %s" % args["launch_file"]
+            except OSError as exc:
+                raise ConfigError("launch_file %s: cannot be read: %s" % (args["launch_file"], exc.strerror or exc)) \
+                    from None
+        elif given[0] == "launch_env":
+            if args["launch_env"] not in os.environ:
+                raise ConfigError("launch_env %s: the environment variable is not set" % args["launch_env"])
+            text, source = os.environ[args["launch_env"]], "launch_env %s" % args["launch_env"]
+        else:
+            text, source = args["launch_text"], "launch_text"
+        launch = launch_lib.parse(text, source)
+        return launch, dict(launch.as_dict(), text=text)
+
     def execute(self, result, args, task_vars, config):
         for option, variable in TASK_VAR_FALLBACKS.items():
             if args.get(option) in (None, "") and task_vars.get(variable) not in (None, ""):
                 args[option] = self._templar.template(task_vars[variable])
-                if option == "overrides" and isinstance(args[option], str):
+                if option in ("overrides", "launch_text") and isinstance(args[option], str):
+                    # -e name=value is split at whitespace by Ansible: take the whole text as typed
                     args[option] = raw_extra_var(variable) or args[option]
 
+        launch, launch_record = self._launch(args)
+        if launch is not None:
+            # a CI comment's presets come after -e preset; -e overrides win over its /var lines
+            args["presets"] = config_lib.parse_preset_names(args.get("presets")) + launch.presets
+            if launch.overrides:
+                given = config_lib.parse_overrides(args.get("overrides"), source="overrides")
+                args["overrides"] = dict(launch.overrides, **given)
         inventory = {option: self._templar.template(task_vars[variable])
                      for option, variable in INVENTORY_VARS.items() if task_vars.get(variable) not in (None, "")}
         config_file = args.get("config_file") or config_lib.default_config_path(COLLECTION_ROOT)
@@ -88,7 +129,7 @@ class ActionModule(PerfscaleAction):
             if lock.message():
                 display.warning(lock.message())
         if args["write"] and not self._task.check_mode:
-            written = run_context.record_run_config(run_root, resolved)
+            written = run_context.record_run_config(run_root, resolved, launch_record)
 
         # resolving again in the same run (an imported playbook) keeps the
         # directory that is currently open
@@ -117,6 +158,7 @@ class ActionModule(PerfscaleAction):
                 perfscale_artifact_dir=current_dir,
                 perfscale_artifact_dir_stack=stack,
                 perfscale_collection=collection_info.collection_info(COLLECTION_ROOT),
+                perfscale_launch=launch.as_dict() if launch is not None else {},
             ),
         )
         return result

@@ -61,7 +61,10 @@ def read_run_id(run_root):
     return info.get("run_id") if isinstance(info, dict) else None
 
 
-def record_run_config(run_root, resolved):
+LAUNCH_FILE = "launch.yaml"
+
+
+def record_run_config(run_root, resolved, launch=None):
     """Write config.yaml, presets_applied (and overrides) into the run root; only what changed
     is written (a resume with the same configuration writes nothing). Returns what was written."""
     artifacts.ensure_dir(run_root)
@@ -79,6 +82,9 @@ def record_run_config(run_root, resolved):
         files["inventory"] = (INVENTORY_FILE, artifacts.dump_yaml(masked_config({
             "perfscale_presets": resolved.inventory["presets"],
             "perfscale_overrides": resolved.inventory["overrides"]})))
+    if launch:
+        # the CI comment (or survey field) the run was launched with, and what it meant
+        files["launch"] = (LAUNCH_FILE, artifacts.dump_yaml(masked_config(launch)))
     for kind, (name, text) in files.items():
         path = artifacts.write_text_if_changed(os.path.join(run_root, name), text)
         if path:

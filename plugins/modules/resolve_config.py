@@ -65,6 +65,22 @@ options:
       - Write C(config.yaml) and C(presets_applied) into the run root.
     type: bool
     default: true
+  launch_text:
+    description:
+      - Launch arguments as a CI comment writes them (C(/test <job> <preset>...), C(/var dotted.key - value),
+        C(/only <step>), C(/skip <step>); other lines are ignored), for example an AWX survey field.
+        Its presets apply after O(presets), its C(/var) keys before O(overrides) (which win), and
+        its steps select a test flow's steps. Recorded in C(launch.yaml) of the run root; checked as
+        O(presets) and O(overrides) are. Defaults to the extra-var C(launch_text).
+    type: str
+  launch_file:
+    description:
+      - A file holding such a text (the extra-var C(launch_file)).
+    type: path
+  launch_env:
+    description:
+      - The name of an environment variable holding such a text (the extra-var C(launch_env)).
+    type: str
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:

@@ -61,6 +61,12 @@ def test_steps_skip_and_keep_select_what_runs(playbook, tmp_path):
     assert "prepare         not run (skipped with -e skip)" in lines
     assert "cleanup_after   not run (kept (clusters.keep / -e keep=true))" in lines
 
+    # the same selection from a CI comment's launch arguments
+    launched = flow(playbook, tmp_path / "launched", steps, "-e", "launch_text=/test cluster_demo\n/only prepare")
+    assert launched.returncode == 0, launched.output
+    assert dirs(tmp_path / "launched") == ["000__cluster__capture_environment"]
+    assert "/only prepare" in read(tmp_path / "launched", "launch.yaml")
+
 
 def test_a_wrong_flow_or_step_is_one_line_before_anything_runs(playbook, tmp_path):
     wrong = flow(playbook, tmp_path / "wrong", {"prepare": ["cluster capture_environment"], "tets": []})

@@ -214,3 +214,35 @@ def test_check_mode_either_works_or_fails_at_the_start_saying_why(tmp_path):
     refused = run_playbook("playbooks/export.yml", "--check", "-e", "results_dir=%s" % tmp_path)
     assert refused.returncode != 0
     assert "check mode: export.yml cannot simulate writing to the results store" in refused.flat
+
+
+def test_launch_arguments_from_a_ci_comment_file_or_environment_variable(tmp_path):
+    comment = tmp_path / "comment.txt"
+    comment.write_text("LGTM, let's run it\n/test benchmark cpu_smoke rehearsal\n"
+                       "/var tests.capture_environment.nvidia_smi_timeout: 9\n")
+    run = run_playbook("playbooks/benchmark.yml", "-e", "launch_file=%s" % comment,
+                       "-e", 'overrides={"tests.capture_environment.gpu": true}', "-e", "artifact_dir=%s" % tmp_path)
+    assert run.returncode == 0, run.output
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert written["tests"]["capture_environment"]["nvidia_smi_timeout"] == 9
+    assert written["tests"]["capture_environment"]["gpu"] is True  # -e overrides on top of the comment
+    assert (tmp_path / "presets_applied").read_text() == "cpu_smoke\nrehearsal\n"
+    launch = yaml.safe_load((tmp_path / "launch.yaml").read_text())
+    assert launch["job"] == "benchmark" and launch["text"].startswith("LGTM")
+
+    from_env = run_playbook("playbooks/benchmark.yml", "-e", "launch_env=PR_COMMENT", "-e", "artifact_dir=%s" % (
+        tmp_path / "env"), env={"PR_COMMENT": "/test benchmark rehearsal"})
+    assert from_env.returncode == 0, from_env.output
+    assert (tmp_path / "env" / "presets_applied").read_text() == "rehearsal\n"
+
+
+def test_wrong_launch_arguments_are_one_line_and_write_nothing(tmp_path):
+    bad_line = run_playbook("playbooks/config.yml", "-e", "launch_text=/test x\n/varr a: 1",
+                            "-e", "artifact_dir=%s" % (tmp_path / "a"))
+    _assert_fails_cleanly(bad_line, tmp_path / "a", "launch_text line 2: unknown directive /varr")
+    bad_key = run_playbook("playbooks/config.yml", "-e", "launch_text=/test x\n/var tests.nope: 1",
+                           "-e", "artifact_dir=%s" % (tmp_path / "b"))
+    _assert_fails_cleanly(bad_key, tmp_path / "b", "key 'tests.nope' does not exist")
+    bad_preset = run_playbook("playbooks/config.yml", "-e", "launch_text=/test x cpu_smok",
+                              "-e", "artifact_dir=%s" % (tmp_path / "c"))
+    _assert_fails_cleanly(bad_preset, tmp_path / "c", "unknown preset 'cpu_smok'")
