@@ -37,6 +37,7 @@ th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top
 pre{background:#f8f8f8;padding:.6em;overflow-x:auto;font-size:.85em;max-height:24em}
 .failed{color:#b00020;font-weight:bold} .ok{color:#1b7f3b} .plot{margin:1em 0}
 nav a{margin-right:1em} .card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:.8em 0}
+.controls{margin:.4em 0} .controls label{margin-right:1em;white-space:nowrap}
 .note{background:#fff8e1;border-left:4px solid #f9a825;padding:.3em .6em;margin:.3em 0;font-size:.9em}
 """
 
@@ -73,6 +74,10 @@ def test_rows(entries, payloads):
             row[name] = kpi.get("value")
             if kpi.get("error") is not None:
                 row[error_column(name)] = kpi["error"]
+        for name, value in (payload.get("labels") or {}).items():
+            # labels the settings do not already give (the machine, versions): filters of the explorer
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                row.setdefault(name, value)
         rows.append(row)
     return rows
 
@@ -197,6 +202,13 @@ class ReportContext:
     def units(self):
         return {d.name: d.unit for d in self.definitions}
 
+    def label_names(self):
+        """Names of the payloads' labels (the explorer filters by them too)."""
+        names = set()
+        for payload in self.payloads.values():
+            names.update((payload or {}).get("labels") or {})
+        return names
+
     def entries_settings_keys(self):
         keys = set()
         for entry in self.entries:
@@ -245,6 +257,140 @@ def overview_factors(df, exclude=()):
     return factors
 
 
+# --------------------------------------------------------------------------
+# the explorer: one plot the reader steers (KPI, x axis, series, filters), with a permalink
+
+EXPLORER_SCRIPT = r"""
+(function () {
+  var data = JSON.parse(document.getElementById('ex-data').textContent);
+  var plot = document.getElementById('ex-plot');
+  function text(v) { return v === null || v === undefined ? '(unset)' : String(v); }
+  function numeric(values) { return values.every(function (v) { return typeof v === 'number'; }); }
+  function select(id) { return document.getElementById(id); }
+  function state() {
+    var s = {kpi: select('ex-kpi').value, x: select('ex-x').value, series: select('ex-series').value, filters: {}};
+    document.querySelectorAll('#explorer select[data-dim]').forEach(function (el) {
+      if (el.value !== '') { s.filters[el.getAttribute('data-dim')] = el.value; }
+    });
+    return s;
+  }
+  function apply(hash) {
+    var params = new URLSearchParams(hash.replace(/^#/, ''));
+    [['kpi', 'ex-kpi'], ['x', 'ex-x'], ['series', 'ex-series']].forEach(function (pair) {
+      var wanted = params.get(pair[0]), el = select(pair[1]);
+      if (wanted !== null && Array.prototype.some.call(el.options, function (o) { return o.value === wanted; })) {
+        el.value = wanted;
+      }
+    });
+    document.querySelectorAll('#explorer select[data-dim]').forEach(function (el) {
+      var wanted = params.get('f.' + el.getAttribute('data-dim'));
+      el.value = (wanted !== null && Array.prototype.some.call(el.options, function (o) { return o.value === wanted; }))
+        ? wanted : '';
+    });
+  }
+  function permalink(s) {
+    var params = new URLSearchParams();
+    params.set('kpi', s.kpi); params.set('x', s.x); params.set('series', s.series);
+    Object.keys(s.filters).sort().forEach(function (k) { params.set('f.' + k, s.filters[k]); });
+    return '#' + params.toString();
+  }
+  function render() {
+    var s = state();
+    var rows = data.rows.filter(function (r) {
+      if (r[s.kpi] === null || r[s.kpi] === undefined || r[s.x] === undefined) { return false; }
+      return Object.keys(s.filters).every(function (k) { return text(r[k]) === s.filters[k]; });
+    });
+    var groups = {}, order = [];
+    rows.forEach(function (r) {
+      var key = s.series ? s.series + '=' + text(r[s.series]) : 'all';
+      if (!groups[key]) { groups[key] = []; order.push(key); }
+      groups[key].push(r);
+    });
+    var isNumeric = numeric(rows.map(function (r) { return r[s.x]; }));
+    var errorKey = s.kpi + '__error', meta = data.kpis[s.kpi] || {};
+    var traces = order.sort().map(function (key) {
+      var g = groups[key].slice();
+      if (isNumeric) { g.sort(function (a, b) { return a[s.x] - b[s.x]; }); }
+      var trace = {type: 'scatter', mode: isNumeric ? 'lines+markers' : 'markers', name: key,
+                   x: g.map(function (r) { return isNumeric ? r[s.x] : text(r[s.x]); }),
+                   y: g.map(function (r) { return r[s.kpi]; }),
+                   text: g.map(function (r) { return r.test_path; }), marker: {size: 9}};
+      if (g.some(function (r) { return typeof r[errorKey] === 'number'; })) {
+        trace.error_y = {type: 'data', array: g.map(function (r) { return r[errorKey] || 0; }), visible: true};
+      }
+      return trace;
+    });
+    var layout = {height: 440, margin: {l: 60, r: 20, t: 40, b: 50},
+                  title: {text: s.kpi + ' by ' + s.x + (s.series ? ', one series per ' + s.series : '')},
+                  xaxis: {title: {text: s.x}, type: isNumeric ? 'linear' : 'category'},
+                  yaxis: {title: {text: s.kpi + (meta.unit ? ' (' + meta.unit + ')' : '')}},
+                  legend: {title: {text: s.series || ''}}};
+    Plotly.react(plot, traces, layout, {displaylogo: false});
+    plot.setAttribute('data-points', String(rows.length));
+    plot.setAttribute('data-traces', String(traces.length));
+    select('ex-count').textContent = rows.length + ' of ' + data.rows.length + ' test(s) shown' +
+      (meta.higher_is_better === true ? '; higher is better' : meta.higher_is_better === false ? '; lower is better' : '');
+    var link = permalink(s);
+    select('ex-permalink').setAttribute('href', link);
+    if (window.location.hash !== link) { history.replaceState(null, '', link); }
+  }
+  apply(window.location.hash);
+  document.querySelectorAll('#explorer select').forEach(function (el) { el.addEventListener('change', render); });
+  window.addEventListener('hashchange', function () { apply(window.location.hash); render(); });
+  render();
+})();
+"""
+
+
+def _json_for_script(value):
+    """JSON safe inside a <script> element (no '</' to close it early)."""
+    return json.dumps(value, default=str, allow_nan=False).replace("</", "<\\/")
+
+
+def _plain(value):
+    if is_missing(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    return value
+
+
+def explorer_html(df, kpis, dimensions, definitions):
+    """The explorer's controls, its data (the successful tests' settings, labels and KPI values)
+    and its script: choose the KPI, the x axis and the series, filter by any setting or label; the
+    URL fragment holds the view (a permalink that restores it). Offline, in the same page."""
+    if df.empty or not kpis or not dimensions:
+        return ""
+    columns = ["test_path"] + list(dimensions) + [c for k in kpis for c in (k, error_column(k)) if c in df.columns]
+    rows = [{c: _plain(row[c]) for c in columns if c in df.columns} for _i, row in df.iterrows()]
+    meta = {d.name: {"unit": d.unit, "higher_is_better": d.higher_is_better} for d in definitions if d.name in kpis}
+
+    def options(values, selected=None, blank=None):
+        found = ([("", blank)] if blank is not None else []) + [(v, v) for v in values]
+        return "".join("<option value='%s'%s>%s</option>" % (escape(v), " selected" if v == selected else "",
+                                                             escape(label)) for v, label in found)
+
+    filters = []
+    for dimension in dimensions:
+        values = sorted({"(unset)" if is_missing(v) else display_value(v) if isinstance(v, float) else str(v)
+                         for v in df[dimension]})
+        filters.append("<label>%s <select data-dim='%s'>%s</select></label>" % (
+            escape(dimension), escape(dimension), options(values, blank="all")))
+    # the first categorical dimension other than the x axis makes the series (dtype, a model...)
+    categorical = [d for d in dimensions[1:] if not df[d].dropna().map(
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()]
+    series = categorical[0] if categorical else (dimensions[1] if len(dimensions) > 1 else "")
+    controls = ("<div class='controls'><label>KPI <select id='ex-kpi'>%s</select></label> "
+                "<label>x <select id='ex-x'>%s</select></label> "
+                "<label>series <select id='ex-series'>%s</select></label> "
+                "<a id='ex-permalink' href='#'>permalink</a> <span id='ex-count' class='meta'></span></div>"
+                "<div class='controls'>filters: %s</div>") % (
+        options(kpis), options(dimensions), options(dimensions, selected=series, blank="(none)"), " ".join(filters))
+    return ("<div id='explorer' class='card'><h2>Explore</h2>%s<div id='ex-plot' class='plot'></div>"
+            "<script type='application/json' id='ex-data'>%s</script><script>%s</script></div>") % (
+        controls, _json_for_script({"rows": rows, "kpis": meta}), EXPLORER_SCRIPT)
+
+
 def matrix_overview(ctx):
     df = ctx.df[ctx.df["status"] == "succeeded"] if "status" in ctx.df else ctx.df
     definitions = [d for d in ctx.definitions if not d.ignored_for_regression]
@@ -257,6 +403,13 @@ def matrix_overview(ctx):
     parts = ["<p>Each KPI against each factor that varies%s; one line per combination of the other factors. "
              "KPIs ignored for regression are in the other reports.</p>"
              % (" within each %s" % escape(group_by) if group_by else "")]
+    labels = ctx.label_names()
+    dimensions = overview_factors(df, exclude=set(kpis) | (numeric_results - labels))
+    # the settings before the labels, numeric ones first: the default x axis is a numeric factor
+    dimensions.sort(key=lambda d: (d in labels and d not in ctx.entries_settings_keys(),
+                                   not df[d].dropna().map(lambda v: isinstance(v, (int, float))
+                                                          and not isinstance(v, bool)).all()))
+    parts.append(explorer_html(df, kpis, dimensions, definitions))
     units = ctx.units()
     count = 0
     for value, data in groups:
@@ -360,9 +513,10 @@ def write_reports(plots_dir, ctx, names, workload, subtitle="", notes=()):
 # regression report
 
 
-def plot_history(df, kpi, unit, title, baseline=None):
+def plot_history(df, kpi, unit, title, baseline=None, change_times=()):
     """History of one KPI on a time axis, the current value marked, run id and commit on hover;
-    ``baseline`` ({"mean", "stdev", "start", "end"}) draws the baseline's mean +/- its spread."""
+    ``baseline`` ({"mean", "stdev", "start", "end"}) draws the baseline's mean +/- its spread;
+    ``change_times`` are the change points the method found (dashed vertical lines)."""
     import plotly.express as px
 
     fig = px.line(df[df["kind"] == "history"], x="time", y="value", markers=True,
@@ -379,9 +533,21 @@ def plot_history(df, kpi, unit, title, baseline=None):
                           y0=mean - stdev, y1=mean + stdev, fillcolor="#90caf9", opacity=0.3, line_width=0)
         fig.add_scatter(x=[baseline["start"], baseline["end"]], y=[mean, mean], mode="lines", name="baseline mean",
                         line={"dash": "dash", "color": "#1565c0"})
+    for when in change_times:
+        fig.add_shape(type="line", xref="x", yref="paper", x0=when, x1=when, y0=0, y1=1,
+                      line={"dash": "dot", "color": "#6a1b9a", "width": 2})
+        fig.add_annotation(x=when, y=1, xref="x", yref="paper", text="change", showarrow=False,
+                           font={"color": "#6a1b9a", "size": 10}, yanchor="bottom")
     fig.update_xaxes(type="date")
     fig.update_layout(height=280, margin={"l": 50, "r": 20, "t": 40, "b": 40}, showlegend=False)
     return fig
+
+
+def change_times(evidence, df):
+    """The times of the change points of ``evidence`` (indexes into history + current)."""
+    times = list(df["time"])
+    return [times[c["index"]] for c in evidence.get("change_points") or ()
+            if isinstance(c.get("index"), int) and 0 <= c["index"] < len(times)]
 
 
 def history_dataframe(history, current, current_time=None):
@@ -506,7 +672,7 @@ def regression_report(summary, details):
                 count += 1
                 df = history_dataframe(kpi["history"], evidence["current"], entry.get("timestamp"))
                 figure = plot_history(df, kpi["name"], kpi["unit"], "%s history" % kpi["name"],
-                                      baseline_band(evidence, df))
+                                      baseline_band(evidence, df), change_times(evidence, df))
                 parts.append(figure_html(figure, "history-%d" % count))
                 rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
                     escape(h["timestamp"]), _fmt(h["value"]), escape(h.get("run_id") or ""),

@@ -60,6 +60,36 @@ def test_reports_render_in_chromium_without_javascript_errors(demo_run):
             assert os.path.getsize(png) > 20_000
 
 
+def test_the_explorer_filters_the_plot_and_its_permalink_restores_the_view(demo_run):
+    root, _run = demo_run
+    page = "file://%s" % (root / "002__plots" / "matrix_overview.html")
+    points = "document.getElementById('ex-plot').getAttribute('data-points')"
+    with Chromium() as browser:
+        browser.load(page, settle=1.5)
+        assert browser.errors() == []
+        dims = browser.evaluate("Array.from(document.querySelectorAll('#explorer select[data-dim]'))"
+                                ".map(e => e.getAttribute('data-dim'))")
+        assert {"size", "dtype", "indicator"} <= set(dims)
+        assert browser.evaluate(points) == "8"
+        # a reader picks dtype=float64: the plot keeps the 3 float64 matmul points, in one trace per indicator
+        browser.evaluate("(function(){var el=document.querySelector('#explorer select[data-dim=dtype]');"
+                         "el.value='float64'; el.dispatchEvent(new Event('change'));})()")
+        assert browser.evaluate(points) == "3"
+        assert browser.evaluate("document.querySelectorAll('#ex-plot .scatterlayer .trace').length") >= 1
+        link = browser.evaluate("window.location.hash")
+        assert "f.dtype=float64" in link and link == browser.evaluate(
+            "document.getElementById('ex-permalink').getAttribute('href')")
+        kpi = browser.evaluate("document.getElementById('ex-kpi').value")
+        # the permalink opened later restores the same view
+        browser.load("about:blank", settle=0.1)
+        browser.load(page + link, settle=1.5)
+        assert browser.errors() == []
+        assert browser.evaluate(points) == "3"
+        assert browser.evaluate("document.querySelector('#explorer select[data-dim=dtype]').value") == "float64"
+        assert browser.evaluate("document.getElementById('ex-kpi').value") == kpi
+        browser.screenshot(os.path.join(SCREENSHOTS, "explorer.png"))
+
+
 def test_visualize_a_damaged_tree_completes_with_warnings_and_an_error_report(tmp_path):
     root = tmp_path / "downloaded"
     trees.make_tree(str(root), points=5, failed=(4,))

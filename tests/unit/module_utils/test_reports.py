@@ -73,6 +73,27 @@ def test_history_is_on_a_time_axis_with_run_and_commit_on_hover_and_the_baseline
     assert [t.name for t in fig.data][1:] == ["current", "baseline mean"]
 
 
+def test_change_points_are_marked_on_the_history():
+    history = [{"timestamp": "2026-11-%02dT10:00:00+00:00" % day, "value": 100.0 if day < 6 else 80.0}
+               for day in range(1, 11)]
+    df = r.history_dataframe(history, 80.0, "2026-11-12T10:00:00+00:00")
+    times = r.change_times({"change_points": [{"index": 5}, {"index": 99}]}, df)
+    assert [t.day for t in times] == [6]
+    fig = r.plot_history(df, "rate", "GFLOP/s", "rate history", None, times)
+    lines = [shape for shape in fig.layout.shapes if shape.type == "line"]
+    assert len(lines) == 1 and lines[0].yref == "paper"
+    assert [a.text for a in fig.layout.annotations] == ["change"]
+
+
+def test_the_explorer_carries_the_rows_its_filters_and_no_script_breaking_text():
+    df = DF.assign(note=["</script><b>x", "a", "a", "b"])
+    html_text = r.explorer_html(df, ["rate"], ["size", "dtype", "note"], [])
+    assert html_text.count("<select data-dim=") == 3
+    assert "</script><b>x" not in html_text and "<\\/script>" in html_text
+    assert "<option value='float32'>float32</option>" in html_text
+    assert r.explorer_html(df, [], ["size"], []) == ""
+
+
 def test_kpi_per_test_has_one_bar_per_test():
     fig = perf_report.plot_kpi_per_test(DF, "rate", "GFLOP/s")
     assert sum(len(t.y) for t in fig.data) == 4
