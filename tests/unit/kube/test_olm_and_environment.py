@@ -47,7 +47,7 @@ def test_what_does_not_exist_is_one_line_naming_what_does(kwargs, message):
     args = dict(package="nfd", catalog="redhat-operators")
     args.update(kwargs)
     with pytest.raises(OlmError) as raised:
-        olm.select_bundle([manifest()], args.pop("package"), args.pop("catalog"), **args)
+        olm.select_bundle([manifest()], **args)
     assert str(raised.value) == message
 
 
