@@ -22,6 +22,7 @@ import tempfile
 import time
 
 import _common
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
@@ -129,10 +130,11 @@ def main():
             counter = CountingTransport(opensearch.client)
             rounds = {name: [] for name in ("sqlite_batched", "sqlite_one_by_one", "opensearch_batched",
                                             "opensearch_one_by_one", "analyse_sqlite")}
-            settings = {"method": "edivisive", "method_options": {"window": 10, "max_pvalue": 0.001,
-                                                                  "min_magnitude": 0.02, "min_size": 3},
-                        "fail_test_on_regression": False, "comparison_keys": IGNORE[:2], "ignored_keys": IGNORE[2:],
-                        "sorting_keys": [], "ignored_entries": {}, "short_history_threshold": 0.1}
+            # the regression section as a run reads it (validated, defaults filled in)
+            section = config_schema.read_section({"regression": {
+                "method": "edivisive", "comparison_keys": IGNORE[:2], "ignored_keys": IGNORE[2:], "sorting_keys": [],
+                "options": {"edivisive": {"window": 10, "max_pvalue": 0.001, "min_magnitude": 0.02}}}}, "regression")
+            settings = verdicts.effective_settings(section, {})
             for _round in range(ROUNDS):
                 seconds, batched = timed(lambda: sqlite.history_batch(wanted, IGNORE))
                 rounds["sqlite_batched"].append(seconds)

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess, store
+from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load, llm_load_reports
 
@@ -67,7 +68,7 @@ def test_workload_loads_with_its_kpis():
 
 def test_parse_labels_and_kpis(tree):
     workload = workload_lib.load_workload(WORKLOAD)
-    entries, _warnings = store.parse_results(tree, workload)
+    entries, _warnings = results_tree.parse_results(tree, workload)
     by_name = {os.path.basename(e.test_dir): e for e in entries}
     assert len(entries) == 4
     good = by_name["000__server_version_1.0.0"]
@@ -99,7 +100,7 @@ def test_parse_labels_and_kpis(tree):
 
 def test_report_builders_on_the_stage_dataframe(tree):
     workload = workload_lib.load_workload(WORKLOAD)
-    entries, _warnings = store.parse_results(tree, workload)
+    entries, _warnings = results_tree.parse_results(tree, workload)
     df = llm_load_reports.stages_dataframe(llm_load_reports.stage_rows(entries))
     assert len(df) == 4 and set(df["server_version"]) == {"1.0.0", "1.1.0"} and sorted(set(df["offered"])) == [20.0, 40.0]
     fig = llm_load_reports.plot_latency_vs_throughput(df)
