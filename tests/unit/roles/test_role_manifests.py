@@ -21,13 +21,16 @@ import sys
 import pytest
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+from ansible_collections.perfscale import topsail
+
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "role_templates")
 ROLES_WITH_TEMPLATES = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
                               for p in glob.glob(os.path.join(REPO, "roles", "*", "templates", "*.j2")))
 ROLES_WITH_TEMPLATES = sorted(set(ROLES_WITH_TEMPLATES))
+# the directory holding ansible_collections/, for the renderer subprocess's collection loader
+COLLECTIONS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(list(topsail.__path__)[0])))
 
 
 RENDERER = r"""
@@ -59,9 +62,7 @@ def render_all(jobs):
     import json
     import subprocess
 
-    import conftest  # tests/conftest.py
-
-    done = subprocess.run([sys.executable, "-c", RENDERER, conftest.COLLECTIONS_ROOT], input=json.dumps(jobs),
+    done = subprocess.run([sys.executable, "-c", RENDERER, COLLECTIONS_ROOT], input=json.dumps(jobs),
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
