@@ -39,13 +39,14 @@ def plan_benchmark(config, key=DEFAULT_KEY, python=None):
     section = config_schema.read_section(config, key)
     harness = harnesses.get_harness(section["harness"])
     matrix = section["matrix"]
+    known = harness.known_settings(section)
     settings = matrix_lib.expand_matrix(
         matrix["factors"], matrix["common_settings"], matrix["include"], matrix["exclude"],
-        known_settings=harness.known_settings(section),
+        known_settings=None if known is None else set(known) | set(section["deployment_factors"]),
     )
     if not settings:
         raise MatrixError("%s.matrix expands to no point (no factors, or everything excluded)" % key)
-    points = matrix_lib.plan_points(settings, harness, section, section["name_template"], python=python)
+    points = matrix_lib.plan_points(settings, harness, section, section["name_template"], python=python, config=config)
     return BenchmarkPlan(section, harness, points)
 
 

@@ -99,6 +99,9 @@ def benchmark_model():
         name_template: Optional[str] = None
         matrix: Matrix = Matrix()
         indicators: Dict[str, Indicator] = {}
+        # settings that describe the system under test (replicas, an image...): they label the
+        # points and their KPIs, and are not given to the harness
+        deployment_factors: List[str] = []
 
         @pydantic.field_validator("parallelism")
         @classmethod

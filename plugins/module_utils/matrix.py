@@ -224,8 +224,11 @@ def parse_parallelism(value):
     raise MatrixError("parallelism %r: expected sequential, barrier:N or sliding:N" % (value,))
 
 
-def plan_points(points_settings, harness, section=None, name_template=None, python=None):
-    """Validate every point with ``harness`` and build its command; errors name the point."""
+def plan_points(points_settings, harness, section=None, name_template=None, python=None, config=None):
+    """Validate every point with ``harness`` and build its command; errors name the point.
+
+    The section's ``deployment_factors`` (settings that describe the system under test: replicas,
+    an image...) stay in the point's settings and name, and are not given to the harness."""
     harness.check_section(section)
     keys = varying_keys(points_settings)
     if name_template:
@@ -239,7 +242,9 @@ def plan_points(points_settings, harness, section=None, name_template=None, pyth
             raise MatrixError("points #%d and #%d are both named '%s'; make name_template distinguish them"
                               % (seen[name] + 1, index + 1, name))
         seen[name] = index
-        command = harness.plan_point(name, settings, section, python=python)
+        factors = set((section or {}).get("deployment_factors") or ())
+        harness_settings = {key: value for key, value in settings.items() if key not in factors}
+        command = harness.plan_point(name, harness_settings, section, python=python, config=config)
         # every harness finds the point's settings in its environment
         command.env[SETTINGS_ENV] = json.dumps(settings, sort_keys=True, default=str)
         planned.append(Point(index, name, settings, command))

@@ -12,9 +12,10 @@ configuration schema reads the names from here.
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessError
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.harness import LlmLoadHarness
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.perf_indicator import PerfIndicatorHarness
 
-HARNESSES = {harness.name: harness for harness in (PerfIndicatorHarness(),)}
+HARNESSES = {harness.name: harness for harness in (PerfIndicatorHarness(), LlmLoadHarness())}
 
 
 def harness_names():

@@ -101,8 +101,10 @@ class Harness:
     def check_section(self, section):
         """Reject harness settings of the ``tests.benchmark`` section that cannot work (MatrixError)."""
 
-    def plan_point(self, name, settings, section, python=None):
-        """Validate one point's settings and return its ``PointCommand`` (MatrixError naming the point)."""
+    def plan_point(self, name, settings, section, python=None, config=None):
+        """Validate one point's settings and return its ``PointCommand`` (MatrixError naming the point).
+        ``settings`` are the point's settings minus the section's ``deployment_factors``; ``config`` is the
+        whole configuration (for secret references), when the caller has it."""
         raise NotImplementedError
 
     def read_output(self, directory):

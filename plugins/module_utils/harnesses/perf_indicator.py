@@ -80,7 +80,7 @@ class PerfIndicatorHarness(base.Harness):
         if clash:
             raise MatrixError("custom indicator %s shadows a built-in indicator" % ", ".join(clash))
 
-    def plan_point(self, name, settings, section, python=None):
+    def plan_point(self, name, settings, section, python=None, config=None):
         custom = self._custom(section)
         indicator = settings.get(INDICATOR_KEY)
         parameters = {k: v for k, v in settings.items() if k != INDICATOR_KEY}

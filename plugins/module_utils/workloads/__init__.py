@@ -12,6 +12,7 @@ from __future__ import annotations
 
 BUILTIN = {
     "perf_indicators": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators",
+    "llm_load": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.llm_load",
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
 from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
     Format,
     HigherBetter,
@@ -57,11 +58,17 @@ REGRESSION = {
 
 REPORT_GROUP_BY = "model"
 
+REPORTS = {
+    "llm_load_latency_throughput": (llm_load_reports.latency_throughput,
+                                    "Latency (TTFT, ITL, E2E) against output throughput per configuration; percentiles per stage"),
+    "llm_load_errors": (llm_load_reports.errors, "Errors by class per stage, and the stages whose client could not keep up"),
+}
+
 # settings that are harness options (the rest are deployment factors)
 HARNESS_SETTINGS = {
     "url", "model", "endpoint", "stream", "load", "rate", "concurrency", "duration", "max_requests", "warmup",
     "warmup_requests", "sweep_steps", "trace", "stages", "workers", "prompt_tokens", "output_tokens", "prefix_tokens",
-    "prefix_groups", "prompt_file", "tokenizer", "seed", "ca_file", "insecure", "token_file", "request_timeout",
+    "prefix_groups", "prompt_file", "tokenizer", "seed", "ca_file", "insecure", "token", "token_file", "request_timeout",
     "client_bound_p99_ms", "max_in_flight", "ignore_eos", "extra_body", "server_name", "server_version", "harness",
     "executor", "name", "description",
 }

@@ -131,3 +131,15 @@ def error_report(df):
     bound = int(table["client_bound"].fillna(False).astype(bool).sum()) if "client_bound" in table else 0
     summary = "<p>%d stage(s), %d with errors, %d client-bound (their latencies measure the client).</p>" % (len(table), failing, bound)
     return "LLM load: errors", summary + _table_html(table)
+
+
+# --------------------------------------------------------------------------
+# the workload's reports (``REPORTS`` of workloads/llm_load.py): builders of a ReportContext
+
+
+def latency_throughput(ctx):
+    return latency_throughput_report(stages_dataframe(stage_rows(ctx.entries)))
+
+
+def errors(ctx):
+    return error_report(stages_dataframe(stage_rows(ctx.entries)))

@@ -8,6 +8,7 @@ import pytest
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
+from ansible_collections.perfscale.topsail.plugins.module_utils import matrix
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import perf_indicator
@@ -140,10 +141,44 @@ def test_non_finite_numbers_are_refused_by_the_contract():
 
 
 def test_registries_name_their_entries_and_refuse_unknown_ones():
-    assert harnesses.harness_names() == ["perf_indicator"]
+    assert harnesses.harness_names() == ["llm_load", "perf_indicator"]
     assert executors.executor_names() == ["local"]
-    with pytest.raises(errors.HarnessError, match="tests.benchmark.harness 'nope': expected one of perf_indicator"):
+    with pytest.raises(errors.HarnessError, match="tests.benchmark.harness 'nope': expected one of llm_load, perf_indicator"):
         harnesses.get_harness("nope")
     with pytest.raises(errors.ExecutorError, match="tests.benchmark.executor 'k8s': expected one of local"):
         executors.create_executor("k8s")
     assert perf_indicator.builtin_command("matmul", {"size": 8})[2].endswith("harnesses/indicators.py")
+
+
+def test_llm_load_harness_plans_options_keeps_factors_out_and_takes_the_token_by_reference(tmp_path):
+    (tmp_path / "tok").write_text("value")
+    harness = harnesses.get_harness("llm_load")
+    config = {"secrets": {"dir_env": "LLM_TEST_SECRETS"}}
+    os.environ["LLM_TEST_SECRETS"] = str(tmp_path)
+    try:
+        command = harness.plan_point("p", {"url": "http://127.0.0.1:1", "model": "m", "rate": 5, "stream": False,
+                                           "token": "secret:tok"}, {}, python="py", config=config)
+    finally:
+        del os.environ["LLM_TEST_SECRETS"]
+    assert command.argv[:3] == ["py", "-m", "ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load"]
+    assert command.argv[-2:] == ["--output", "."]
+    assert "--no-stream" in command.argv and command.argv[command.argv.index("--rate") + 1] == "5"
+    assert command.argv[command.argv.index("--token-file") + 1] == str(tmp_path / "tok")
+    assert "value" not in " ".join(command.argv)
+    # the child finds the collection by -m: its PYTHONPATH starts at the directory holding ansible_collections
+    assert os.path.isdir(os.path.join(command.env["PYTHONPATH"].split(os.pathsep)[0], "ansible_collections", "perfscale"))
+    with pytest.raises(errors.MatrixError, match="never the token itself"):
+        harness.plan_point("p", {"url": "u", "model": "m", "token": "plain"}, {})
+    with pytest.raises(errors.MatrixError, match="needs url and model"):
+        harness.plan_point("p", {"rate": 1}, {})
+    with pytest.raises(errors.MatrixError, match=r"no option rat \(did you mean rate\?\), replicas; list labels"):
+        harness.plan_point("p", {"url": "u", "model": "m", "rat": 1, "replicas": 1}, {})
+
+
+def test_deployment_factors_label_points_and_stay_out_of_the_harness():
+    section = {"deployment_factors": ["replicas"]}
+    planned = matrix.plan_points([{"url": "u", "model": "m", "replicas": r} for r in (1, 2)],
+                                 harnesses.get_harness("llm_load"), section)
+    assert [p.name for p in planned] == ["replicas=1", "replicas=2"]
+    assert all("--replicas" not in p.command.argv for p in planned)
+    assert planned[1].settings["replicas"] == 2

@@ -19,5 +19,21 @@ every number are in docs/llm-load.md.
 
 from __future__ import annotations
 
+import os
+
 HARNESS_NAME = "llm_load"
 HARNESS_VERSION = "0.1.0"
+
+
+def collections_root():
+    """The directory holding ``ansible_collections`` (for PYTHONPATH of a child running ``-m``)."""
+    root = os.path.abspath(__file__)
+    for _level in range(7):     # .../ansible_collections/perfscale/topsail/plugins/module_utils/harnesses/llm_load/__init__.py
+        root = os.path.dirname(root)
+    return os.path.dirname(root)
+
+
+def child_pythonpath(environ=None):
+    """PYTHONPATH for a child process: the collections root, then what the environment had."""
+    environ = os.environ if environ is None else environ
+    return os.pathsep.join([collections_root()] + ([environ["PYTHONPATH"]] if environ.get("PYTHONPATH") else []))

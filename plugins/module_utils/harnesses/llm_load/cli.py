@@ -115,15 +115,20 @@ def build_parser():
     return parser
 
 
+def option_actions():
+    """``{dest: argparse action}`` of every option a setting may give (``--output`` excluded)."""
+    options = {}
+    for action in build_parser()._actions:  # pylint: disable=protected-access
+        if action.option_strings and action.dest not in ("help", "output"):
+            options.setdefault(action.dest, action)
+    return options
+
+
 def command_from_settings(settings, output_dir, python=None):
     """argv running the harness from a mapping of its options (a matrix point's settings):
     ``{"rate": 10, "stream": False, "token_file": PATH}`` -> ``[..., "--rate", "10", "--no-stream", ...]``.
     Unknown keys are a ConfigError listing the known ones; ``None`` values are left out."""
-    parser = build_parser()
-    options = {}
-    for action in parser._actions:  # pylint: disable=protected-access
-        if action.option_strings and action.dest not in ("help", "output"):
-            options.setdefault(action.dest, action)
+    options = option_actions()
     unknown = sorted(set(settings) - set(options))
     if unknown:
         raise config_lib.ConfigError("llm_load has no option %s; its options: %s"

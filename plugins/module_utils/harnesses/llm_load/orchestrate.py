@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import child_pythonpath
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import arrivals as arrivals_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import client as client_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import distributions
@@ -193,12 +194,7 @@ class WorkerProcess:
 def _worker_environment():
     """The parent's environment, with the directory holding ``ansible_collections`` on PYTHONPATH."""
     env = dict(os.environ)
-    package = os.path.abspath(sys.modules[__name__].__file__)
-    root = package
-    for _level in range(7):     # .../ansible_collections/perfscale/topsail/plugins/module_utils/harnesses/llm_load/x.py
-        root = os.path.dirname(root)
-    root = os.path.dirname(root)
-    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = child_pythonpath(env)
     return env
 
 
