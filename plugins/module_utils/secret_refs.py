@@ -24,8 +24,9 @@ DEFAULT_DIR_ENV = "PERFSCALE_SECRETS_DIR"
 # the user-info of a URL (https://user:password@host): credentials, wherever they appear
 URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 
-# parameter names treated as sensitive even when their value is not a known secret
-SENSITIVE_NAME = re.compile(r"(password|passwd|token|secret|credential|api_?key|private_?key)", re.IGNORECASE)
+# parameter names treated as sensitive even when their value is not a known secret (token, not
+# tokens: max_output_tokens is a length)
+SENSITIVE_NAME = re.compile(r"(password|passwd|token(?!s)|secret|credential|api_?key|private_?key)", re.IGNORECASE)
 # ... unless they name where a secret lives rather than the secret itself
 REFERENCE_NAME = re.compile(r"(_file|_env|_dir|_path|_name)$", re.IGNORECASE)
 

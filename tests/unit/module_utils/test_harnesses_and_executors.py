@@ -182,3 +182,12 @@ def test_deployment_factors_label_points_and_stay_out_of_the_harness():
     assert [p.name for p in planned] == ["replicas=1", "replicas=2"]
     assert all("--replicas" not in p.command.argv for p in planned)
     assert planned[1].settings["replicas"] == 2
+
+
+def test_token_lengths_are_not_secrets_but_tokens_are():
+    from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs  # pylint: disable=import-outside-toplevel
+
+    assert not secret_refs.is_sensitive_name("max_output_tokens")
+    assert not secret_refs.is_sensitive_name("prompt_tokens")
+    assert secret_refs.is_sensitive_name("token") and secret_refs.is_sensitive_name("api_token")
+    assert not secret_refs.is_sensitive_name("token_file")

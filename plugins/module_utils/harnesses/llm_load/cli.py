@@ -124,6 +124,12 @@ def option_actions():
     return options
 
 
+def _has_negation(dest):
+    """Whether ``--no-<dest>`` exists (the toggles of ``add_toggle``)."""
+    return any(action.dest == dest and "--no-" + dest.replace("_", "-") in action.option_strings
+               for action in build_parser()._actions)  # pylint: disable=protected-access
+
+
 def command_from_settings(settings, output_dir, python=None):
     """argv running the harness from a mapping of its options (a matrix point's settings):
     ``{"rate": 10, "stream": False, "token_file": PATH}`` -> ``[..., "--rate", "10", "--no-stream", ...]``.
@@ -139,7 +145,11 @@ def command_from_settings(settings, output_dir, python=None):
             continue
         flag = "--" + key.replace("_", "-")
         if isinstance(options[key], (argparse._StoreTrueAction, argparse._StoreFalseAction)):  # pylint: disable=protected-access
-            argv.append(flag if value else "--no-" + key.replace("_", "-"))
+            if value:
+                argv.append(flag)
+            elif _has_negation(key):
+                argv.append("--no-" + key.replace("_", "-"))
+            # a plain switch (--insecure) set to false is its default: nothing to say
         elif isinstance(value, (dict, list)):
             argv += [flag, json.dumps(value)]
         else:

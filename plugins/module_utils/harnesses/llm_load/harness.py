@@ -17,6 +17,8 @@ not options (see ``matrix.plan_points``).
 from __future__ import annotations
 
 import difflib
+import os
+import subprocess
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError, SecretError
@@ -68,3 +70,35 @@ class LlmLoadHarness(base.Harness):
                 raise MatrixError("point '%s': token: %s" % (name, exc)) from None
         return base.PointCommand(cli.command_from_settings(options, ".", python=python),
                                  env={"PYTHONPATH": child_pythonpath()})
+
+
+class LoadRunError(Exception):
+    """The harness could not run, or ran and failed (one line: what and why)."""
+
+
+STDERR_LOG = "llm_load.log"
+
+
+def run_in_directory(options, dest, timeout, python=None):
+    """Run the harness once with ``options`` (settings as for a matrix point; the token given as
+    ``token_file``), writing its files into ``dest`` and its stderr into ``dest/llm_load.log``.
+    Returns the validated contract document; LoadRunError with the harness's last line otherwise."""
+    cli = _cli()
+    from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError  # pylint: disable=import-outside-toplevel
+
+    try:
+        argv = cli.command_from_settings(options, dest, python=python)
+    except ConfigError as exc:
+        raise LoadRunError(str(exc)) from None
+    os.makedirs(dest, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
+    log_path = os.path.join(dest, STDERR_LOG)
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, timeout=timeout, env=env, check=False)
+        except subprocess.TimeoutExpired:
+            raise LoadRunError("llm_load did not finish within %s s (see %s)" % (timeout, log_path)) from None
+    if done.returncode != 0:
+        last = base.tail(log_path, lines=1) or "no message"
+        raise LoadRunError("llm_load exited with %d: %s" % (done.returncode, last))
+    return base.validate_output(done.stdout)
