@@ -27,11 +27,46 @@ ALIASES = {
 }
 
 # commands of the reference toolbox this collection does not provide, and why
+_NOT_YET = "not provided yet in this version (planned: see docs/toolbox.md)"
 NOT_PROVIDED = {
     "cluster create_osd": "creates an OpenShift Dedicated cluster: needs a cloud account",
     "cluster destroy_osd": "destroys an OpenShift Dedicated cluster: needs a cloud account",
     "cluster destroy_ocp": "destroys an OpenShift cluster and its cloud resources: needs a cloud account",
+    "rhods deploy_addon": "installs RHOAI as an OpenShift Dedicated add-on: needs a cloud account (OCM)",
+    "storage deploy_aws_efs": "needs an AWS account",
+    "storage download_to_image": "builds an image: needs an image build service this project does not drive",
+    "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
+    "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
+    "fine_tuning ray_fine_tuning_job": "needs the Ray operator (KubeRay), which this project does not drive",
+    "pipelines deploy_application": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
+    "pipelines run_kfp_notebook": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
+    "pipelines capture_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
+    "pipelines capture_notebooks_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
 }
+# commands of the reference planned here and not written yet: said so, rather than "unknown"
+NOT_PROVIDED.update({name: _NOT_YET for name in (
+    "cluster set_scale", "cluster upgrade_to_image", "cluster preload_image", "cluster create_htpasswd_adminuser",
+    "cluster set_project_annotation", "cluster fill_workernodes", "cluster update_pods_per_node",
+    "cluster build_push_image", "cluster wait_fully_awake", "cluster enable_userworkload_monitoring",
+    "cluster reset_prometheus_db", "cluster dump_prometheus_db", "cluster query_prometheus_db",
+    "cluster capture_servicemonitor_metrics",
+    "storage deploy_nfs_provisioner", "storage download_to_pvc",
+    "nfd has_gpu_nodes", "nfd has_labels", "nfd wait_gpu_nodes", "nfd wait_labels",
+    "nfd_operator deploy_from_operatorhub", "nfd_operator undeploy_from_operatorhub",
+    "gpu_operator deploy_cluster_policy", "gpu_operator deploy_from_bundle", "gpu_operator deploy_from_operatorhub",
+    "gpu_operator run_gpu_burn", "gpu_operator undeploy_from_operatorhub", "gpu_operator wait_deployment",
+    "gpu_operator capture_deployment_state", "gpu_operator get_csv_version", "gpu_operator wait_stack_deployed",
+    "gpu_operator enable_time_sharing", "gpu_operator extend_metrics",
+    "rhods deploy_ods", "rhods wait_ods", "rhods wait_odh", "rhods delete_ods", "rhods undeploy_ods",
+    "rhods reset_prometheus_db", "rhods dump_prometheus_db", "rhods update_datasciencecluster", "rhods capture_state",
+    "kserve deploy_model", "kserve undeploy_model", "kserve validate_model", "kserve capture_state",
+    "kserve capture_operators_state",
+    "llmd deploy_gateway", "llmd deploy_llm_inference_service", "llmd run_guidellm_benchmark", "llmd capture_isvc_state",
+    "fine_tuning run_fine_tuning_job",
+    "local_ci run", "local_ci run_multi",
+    "server deploy_opensearch", "server deploy_nginx_server", "server deploy_redis_server", "server deploy_ldap",
+    "server undeploy_ldap", "server deploy_minio_s3_server",
+)})
 
 
 def _load_yaml(path):
@@ -82,7 +117,7 @@ def resolve(roles_dir, name):
     if name in known:
         return name
     if name in ALIASES:
-        return ALIASES[name]
+        return resolve(roles_dir, ALIASES[name])
     if name in NOT_PROVIDED:
         raise CommandArgsError("toolbox command '%s' is not provided: %s" % (name, NOT_PROVIDED[name]))
     hint = difflib.get_close_matches(name, list(known) + list(ALIASES), n=1)
