@@ -235,6 +235,7 @@ def plan_points(points_settings, harness, section=None, name_template=None, pyth
         unused = [f for f in template_fields(name_template) if f and not any(f in p for p in points_settings)]
         if unused:
             raise MatrixError("name_template %r uses %s, which no point sets" % (name_template, ", ".join(unused)))
+    factors = set((section or {}).get("deployment_factors") or ())
     planned, seen = [], {}
     for index, settings in enumerate(points_settings):
         name = point_name(settings, keys, name_template)
@@ -242,7 +243,6 @@ def plan_points(points_settings, harness, section=None, name_template=None, pyth
             raise MatrixError("points #%d and #%d are both named '%s'; make name_template distinguish them"
                               % (seen[name] + 1, index + 1, name))
         seen[name] = index
-        factors = set((section or {}).get("deployment_factors") or ())
         harness_settings = {key: value for key, value in settings.items() if key not in factors}
         command = harness.plan_point(name, harness_settings, section, python=python, config=config)
         # every harness finds the point's settings in its environment

@@ -115,26 +115,27 @@ def build_parser():
     return parser
 
 
-def option_actions():
-    """``{dest: argparse action}`` of every option a setting may give (``--output`` excluded)."""
-    options = {}
+def _option_table():
+    """``({dest: argparse action}, {dests that have a --no- form})`` from one parser (``--output`` excluded)."""
+    options, negatable = {}, set()
     for action in build_parser()._actions:  # pylint: disable=protected-access
         if action.option_strings and action.dest not in ("help", "output"):
             options.setdefault(action.dest, action)
-    return options
+            if "--no-" + action.dest.replace("_", "-") in action.option_strings:
+                negatable.add(action.dest)
+    return options, negatable
 
 
-def _has_negation(dest):
-    """Whether ``--no-<dest>`` exists (the toggles of ``add_toggle``)."""
-    return any(action.dest == dest and "--no-" + dest.replace("_", "-") in action.option_strings
-               for action in build_parser()._actions)  # pylint: disable=protected-access
+def option_actions():
+    """``{dest: argparse action}`` of every option a setting may give (``--output`` excluded)."""
+    return _option_table()[0]
 
 
 def command_from_settings(settings, output_dir, python=None):
     """argv running the harness from a mapping of its options (a matrix point's settings):
     ``{"rate": 10, "stream": False, "token_file": PATH}`` -> ``[..., "--rate", "10", "--no-stream", ...]``.
     Unknown keys are a ConfigError listing the known ones; ``None`` values are left out."""
-    options = option_actions()
+    options, negatable = _option_table()
     unknown = sorted(set(settings) - set(options))
     if unknown:
         raise config_lib.ConfigError("llm_load has no option %s; its options: %s"
@@ -147,7 +148,7 @@ def command_from_settings(settings, output_dir, python=None):
         if isinstance(options[key], (argparse._StoreTrueAction, argparse._StoreFalseAction)):  # pylint: disable=protected-access
             if value:
                 argv.append(flag)
-            elif _has_negation(key):
+            elif key in negatable:
                 argv.append("--no-" + key.replace("_", "-"))
             # a plain switch (--insecure) set to false is its default: nothing to say
         elif isinstance(value, (dict, list)):

@@ -49,9 +49,10 @@ class LlmLoadHarness(base.Harness):
         if missing:
             raise MatrixError("point '%s': the llm_load harness needs %s (set in factors or common_settings)"
                               % (name, " and ".join(missing)))
-        unknown = sorted(set(settings) - set(cli.option_actions()) - {TOKEN_SETTING})
+        known = set(cli.option_actions()) | {TOKEN_SETTING}
+        unknown = sorted(set(settings) - known)
         if unknown:
-            known = sorted(set(cli.option_actions()) | {TOKEN_SETTING})
+            known = sorted(known)
             hints = ["%s (did you mean %s?)" % (key, difflib.get_close_matches(key, known, n=1)[0])
                      if difflib.get_close_matches(key, known, n=1) else key for key in unknown]
             raise MatrixError("point '%s': the llm_load harness has no option %s; list labels of the system under "
