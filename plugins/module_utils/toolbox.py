@@ -46,8 +46,8 @@ NOT_PROVIDED = {
 # commands of the reference planned here and not written yet: said so, rather than "unknown"
 NOT_PROVIDED.update({name: _NOT_YET for name in (
     "cluster set_scale", "cluster upgrade_to_image", "cluster preload_image", "cluster create_htpasswd_adminuser",
-    "cluster set_project_annotation", "cluster fill_workernodes", "cluster update_pods_per_node",
-    "cluster build_push_image", "cluster wait_fully_awake", "cluster enable_userworkload_monitoring",
+    "cluster fill_workernodes", "cluster update_pods_per_node",
+    "cluster build_push_image", "cluster enable_userworkload_monitoring",
     "cluster reset_prometheus_db", "cluster dump_prometheus_db", "cluster query_prometheus_db",
     "cluster capture_servicemonitor_metrics",
     "storage deploy_nfs_provisioner", "storage download_to_pvc",
