@@ -23,7 +23,8 @@ from kubesim.profiles import ensure
 
 CRD_REFS = ["config.openshift.io/ClusterVersion", "config.openshift.io/Infrastructure", "config.openshift.io/Ingress",
             "config.openshift.io/OAuth", "config.openshift.io/ClusterOperator", "machine.openshift.io/MachineSet",
-            "machine.openshift.io/Machine"]
+            "machine.openshift.io/Machine", "machineconfiguration.openshift.io/KubeletConfig",
+            "machineconfiguration.openshift.io/MachineConfigPool"]
 AGGREGATED = ["route.openshift.io/Route", "build.openshift.io/BuildConfig", "build.openshift.io/Build",
               "image.openshift.io/ImageStream", "user.openshift.io/User", "user.openshift.io/Identity",
               "user.openshift.io/Group"]
@@ -103,6 +104,12 @@ def _cluster_objects(cluster):
                        "conditions": [{"type": t, "status": s, "lastTransitionTime": now, "reason": "AsExpected"}
                                       for t, s in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False"),
                                                    ("Upgradeable", "True"))]}}, keep_status=True)
+    for pool in ("master", "worker"):
+        ensure(cluster, "machineconfiguration.openshift.io/v1", "MachineConfigPool", {
+            "metadata": {"name": pool, "labels": {"pools.operator.machineconfiguration.openshift.io/%s" % pool: "",
+                                                  "machineconfiguration.openshift.io/mco-built-in": ""}},
+            "spec": {"machineConfigSelector": {"matchLabels": {"machineconfiguration.openshift.io/role": pool}},
+                     "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/%s" % pool: ""}}, "paused": False}})
     ensure(cluster, "v1", "ConfigMap", {"metadata": {"name": "cluster-monitoring-config", "namespace": "openshift-monitoring"},
                                         "data": {"config.yaml": ""}}, "openshift-monitoring")
     ensure(cluster, "v1", "Secret", {"metadata": {"name": "htpass-secret", "namespace": "openshift-config"},

@@ -213,7 +213,8 @@ def fit_failure(node, pod, used):
             continue
         if name not in allocatable and name not in ("cpu", "memory", "ephemeral-storage", "pods"):
             return "Insufficient %s" % name
-        if name in allocatable and parse_quantity(allocatable[name]) - used.get(name, 0.0) < amount:
+        # compared in thousandths (the scheduler counts milli-units as integers): 47.98 + 0.02 fits in 48
+        if name in allocatable and round((parse_quantity(allocatable[name]) - used.get(name, 0.0)) * 1000) < round(amount * 1000):
             return "Insufficient %s" % name
     return None
 

@@ -18,7 +18,8 @@ from kubesim.controllers.odh import DataScienceClusterController, DSCInitializat
 from kubesim.controllers.olm import (CatalogSourceController, ClusterServiceVersionController, InstallPlanController,
                                      OperatorGroupController, SubscriptionController)
 from kubesim.controllers.openshift import (BuildConfigController, BuildController, ClusterVersionController,
-                                          ImageStreamController, MachineController, MachineSetController,
+                                          ImageStreamController, MachineConfigPoolController, MachineController,
+                                          MachineSetController,
                                           OAuthController, RouteController, UserWorkloadMonitoringController)
 from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler, KnativeServingReconciler,
                                           KueueReconciler, ServiceMeshControlPlaneReconciler,
@@ -40,7 +41,8 @@ OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitial
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
              AuthorinoReconciler)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,
-             ImageStreamController, RouteController, OAuthController, UserWorkloadMonitoringController)
+             ImageStreamController, RouteController, OAuthController, UserWorkloadMonitoringController,
+             MachineConfigPoolController)
 BUILTIN = KUBERNETES + OLM + OPERATORS + OPENSHIFT
 
 

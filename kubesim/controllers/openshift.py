@@ -31,12 +31,20 @@
   creation; ``status.ingress`` admitted by the ``default`` router.
 - OAuth ``cluster``: a spec change rolls the ``oauth-openshift`` Deployment out and
   makes the ``authentication`` ClusterOperator ``Progressing`` until it is done.
+- MachineConfigPool: a KubeletConfig whose ``machineConfigPoolSelector`` matches the pool's
+  labels (or its change or deletion) makes the pool ``Updating`` (a new rendered
+  configuration) for ``kubesim.perfscale.io/update-s`` (default 120 simulated seconds, on
+  the KubeletConfig), then ``Updated`` with every machine counted updated; the nodes of the
+  pool (its ``nodeSelector``) then report ``maxPods`` as their ``pods`` capacity and
+  allocatable (default 250). The KubeletConfig gets ``Success``; ``kubesim.perfscale.io/fail``
+  on it: ``Failure`` and the pool ``Degraded``.
 - ``cluster-monitoring-config`` with ``enableUserWorkload: true`` deploys user
   workload monitoring in ``openshift-user-workload-monitoring``
   (``prometheus-operator``, ``prometheus-user-workload``, ``thanos-ruler-user-workload``).
 """
 
 import hashlib
+import json
 import random
 import re
 
@@ -98,9 +106,13 @@ class ClusterVersionController(OperatorReconciler):
             return None
         status = cv.get("status") or {}
         version, image = wanted.get("version"), wanted.get("image")
-        for update in status.get("availableUpdates") or ():
+        # the release's version, as the payload says: from the update list, or from what this
+        # cluster already runs or ran (an applied update leaves availableUpdates)
+        known = list(status.get("availableUpdates") or ()) + [status.get("desired") or {}] + list(status.get("history") or ())
+        for update in known:
             if (version and update.get("version") == version) or (image and update.get("image") == image):
                 version, image = update["version"], update["image"]
+                break
         if not version:
             match = re.search(r":(\d+\.\d+\.\d+[^@\s]*?)(?:-x86_64|-multi)?$", image or "")
             version = match.group(1) if match else "0.0.0-unknown"
@@ -520,6 +532,103 @@ class RouteController(OperatorReconciler):
                                   "conditions": set_condition(previous.get("conditions"), "Admitted", "True", None, None,
                                                               now)}]
         self.write_status(ref, change)
+        return None
+
+
+# -- machine config pools -------------------------------------------------------------------
+KUBELET_CONFIGS = ("machineconfiguration.openshift.io", "kubeletconfigs")
+MACHINE_CONFIG_POOLS = ("machineconfiguration.openshift.io", "machineconfigpools")
+DEFAULT_MAX_PODS = 250
+
+
+def _selects(selector, labels):
+    return all(labels.get(key) == value for key, value in ((selector or {}).get("matchLabels") or {}).items())
+
+
+class MachineConfigPoolController(OperatorReconciler):
+    """The machine config operator, for KubeletConfigs: pools roll out a new rendered configuration."""
+
+    name = "machineconfigpool"
+    key = MACHINE_CONFIG_POOLS
+    default_delay = 0.0
+    extra_watches = (KUBELET_CONFIGS,)
+
+    def _configs(self, pool):
+        labels = pool["metadata"].get("labels") or {}
+        return sorted((kc for kc in self.cluster.store.list(KUBELET_CONFIGS)[0]
+                       if not kc["metadata"].get("deletionTimestamp")
+                       and _selects((kc.get("spec") or {}).get("machineConfigPoolSelector"), labels)),
+                      key=lambda kc: kc["metadata"]["name"])
+
+    def _nodes(self, pool):
+        selector = (pool.get("spec") or {}).get("nodeSelector")
+        return [node for node in self.cluster.store.list(NODES)[0]
+                if _selects(selector, node["metadata"].get("labels") or {})]
+
+    def sync(self, ref, pool):
+        now = self.clock.timestamp()
+        configs = self._configs(pool)
+        digest = hashlib.sha256(repr([(kc["metadata"]["name"], kc.get("spec")) for kc in configs]).encode()).hexdigest()[:32]
+        rendered = "rendered-%s-%s" % (ref.name, digest)
+        status = pool.get("status") or {}
+        nodes = self._nodes(pool)
+        current = (status.get("configuration") or {}).get("name")
+        failure = next((self.fail_message(kc) for kc in configs if self.fail_message(kc)), None)
+        updating = next((c for c in status.get("conditions") or () if c.get("type") == "Updating"), {})
+        started = updating.get("lastTransitionTime") if updating.get("status") == "True" else None
+        duration = max((float_annotation(kc, "update-s", 120.0) for kc in configs), default=0.0)
+        if current is None:
+            done, started = True, None        # a pool's first configuration is there from the start
+        elif current == rendered:
+            done = True
+        else:
+            done = not failure and started is not None and since(started, self.clock) >= duration
+        max_pods = DEFAULT_MAX_PODS
+        for kc in configs:
+            max_pods = int(((kc.get("spec") or {}).get("kubeletConfig") or {}).get("maxPods") or max_pods)
+
+        def change(status, obj):
+            conditions = status.get("conditions") or []
+            count = len(nodes)
+            status.update(observedGeneration=obj["metadata"].get("generation", 1), machineCount=count,
+                          readyMachineCount=count, unavailableMachineCount=0, degradedMachineCount=0)
+            if done:
+                status["configuration"] = {"name": rendered}
+                status["updatedMachineCount"] = count
+                conditions = set_condition(conditions, "Updated", "True", None,
+                                           "All nodes are updated with MachineConfig %s" % rendered, now)
+                conditions = set_condition(conditions, "Updating", "False", None, None, now)
+                conditions = set_condition(conditions, "Degraded", "False", None, None, now)
+            else:
+                status["updatedMachineCount"] = 0
+                conditions = set_condition(conditions, "Updated", "False", None, None, now)
+                conditions = set_condition(conditions, "Updating", "True", None,
+                                           "All nodes are updating to MachineConfig %s" % rendered, now)
+                conditions = set_condition(conditions, "Degraded", "True" if failure else "False",
+                                           "NodeDegraded" if failure else None, failure, now)
+            status["conditions"] = conditions
+        self.write_status(ref, change)
+        def report(obj):
+            before = json.dumps(obj.get("status"), sort_keys=True)
+            obj.setdefault("status", {}).update(
+                observedGeneration=obj["metadata"].get("generation", 1),
+                conditions=set_condition((obj.get("status") or {}).get("conditions"), "Failure" if failure else "Success",
+                                         "True", None, failure or "Success", now))
+            return json.dumps(obj["status"], sort_keys=True) != before
+        for kc in configs:
+            self.cluster.mutate(self.cluster.resource_for_key(KUBELET_CONFIGS), "", kc["metadata"]["name"], report,
+                                subresource="status")
+        if not done:
+            if failure:
+                return None
+            return max(0.5, duration - since(started, self.clock)) if started else 0.5
+        for node in nodes if configs else ():
+            pods = str(max_pods)
+            if ((node.get("status") or {}).get("allocatable") or {}).get("pods") != pods:
+                self.cluster.mutate(self.cluster.resource_for_key(NODES), "", node["metadata"]["name"],
+                                    lambda obj, pods=pods: [obj.setdefault("status", {}).setdefault(key, {}).update(pods=pods)
+                                                           for key in ("capacity", "allocatable")],
+                                    subresource="status")
         return None
 
 

@@ -21,6 +21,10 @@ template annotations reach every pod it creates:
   ``--run-local-pods`` (the default of ``python -m kubesim``) the pods of Jobs
   that have a command run locally (``--run-local-scope all``: every pod with a command).
 
+Images: an image whose repository or tag is ``does-not-exist`` (``quay.io/x/does-not-exist:1``,
+``quay.io/x/vllm:does-not-exist``) cannot be pulled: the container waits with ``ErrImagePull``,
+then ``ImagePullBackOff``, and a ``Failed`` event is recorded, as a registry answers for a missing image.
+
 Scheduling (:mod:`kubesim.scheduling`): node selector, required node affinity,
 taints and tolerations, resource requests (``cpu``, ``memory``, ``pods``,
 ``nvidia.com/gpu``...) against allocatable; an unschedulable pod stays Pending
@@ -43,6 +47,8 @@ PODS = ("", "pods")
 NODES = ("", "nodes")
 PREFIX = "kubesim.perfscale.io/"
 GPU = "nvidia.com/gpu"
+# an image the registries do not have (a repository or tag named does-not-exist): ErrImagePull
+UNPULLABLE = re.compile(r"(^|/|:)does-not-exist")
 RETRY_UNSCHEDULABLE_S = 30.0  # kube-scheduler flushes unschedulable pods periodically
 RETRY_ON_FREED = 8            # pods retried when one pod stops using a node
 
@@ -283,6 +289,9 @@ class PodController(Controller):
         failure = self.failure(pod)
         if failure:
             return self._terminate(ref, pod, now, "Failed", 1, "InjectedFault", failure)
+        missing = next((self._image(pod, c) for c in self._containers(pod) if UNPULLABLE.search(self._image(pod, c))), None)
+        if missing:
+            return self._pull_failed(ref, pod, missing)
         if self._local(pod):
             return self._start_local(ref, pod, now)
         self._write_log(ref, pod)
@@ -293,6 +302,25 @@ class PodController(Controller):
             return ready_in
         duration = _float(_annotation(pod, "duration-s"), 1.0)
         return min(duration, ready_in) if ready_in else duration
+
+    def _pull_failed(self, ref, pod, image):
+        """The kubelet's answer to an image the registry does not have: ErrImagePull, then ImagePullBackOff."""
+        message = ('rpc error: code = NotFound desc = failed to pull and unpack image "%s": %s: not found'
+                   % (image, image))
+        statuses = ((pod.get("status") or {}).get("containerStatuses") or [{}])
+        reason = "ImagePullBackOff" if statuses[0].get("state", {}).get("waiting", {}).get("reason") in (
+            "ErrImagePull", "ImagePullBackOff") else "ErrImagePull"
+
+        def waiting(obj):
+            for entry in obj.setdefault("status", {}).get("containerStatuses") or ():
+                entry["state"] = {"waiting": {"reason": reason, "message": message if reason == "ErrImagePull" else
+                                              'Back-off pulling image "%s"' % image}}
+        self._status(ref, waiting)
+        if reason == "ErrImagePull":
+            self.cluster.record_event(pod, "Failed", "Failed to pull image \"%s\": %s" % (image, message),
+                                      component="kubelet", event_type="Warning")
+            return 1.0
+        return None
 
     def _running(self, ref, pod, now):
         uid = pod["metadata"]["uid"]
