@@ -67,6 +67,8 @@ def conditions_line(obj):
         parts.append("%s (%s)" % (text, detail) if detail else text)
     if isinstance(status.get("replicas"), int):
         parts.insert(0, "ready=%s/%s" % (status.get("readyReplicas") or 0, status["replicas"]))
+    elif isinstance(status.get("desiredNumberScheduled"), int):   # a DaemonSet
+        parts.insert(0, "ready=%s/%s" % (status.get("numberReady") or 0, status["desiredNumberScheduled"]))
     for key in ("phase", "state"):
         if isinstance(status.get(key), str):
             parts.insert(0, "%s=%s" % (key, status[key]))
