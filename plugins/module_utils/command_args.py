@@ -162,11 +162,25 @@ def role_argument_options(roles_dir, role):
     return ((spec.get("argument_specs") or {}).get("main") or {}).get("options") or {}
 
 
+# the reference's parameter names that are not valid lower-case variable names here: alias -> option
+# (role argument specs cannot declare aliases, so they live here and in the option's description)
+REFERENCE_ALIASES = {
+    "gpu_operator_deploy_from_operatorhub_installPlan": "gpu_operator_deploy_from_operatorhub_installplan",
+}
+
+
+def _aliases(options):
+    """``{alias variable: option variable}`` for the options of one role."""
+    return {alias: name for alias, name in REFERENCE_ALIASES.items() if name in options}
+
+
 def role_variables(role, params, options):
-    """Map unprefixed parameter names to the role-prefixed variables."""
+    """Map unprefixed parameter names to the role-prefixed variables (an alias to its option)."""
     variables = {}
+    aliases = _aliases(options or {})
     for name, value in params.items():
         variable = "%s_%s" % (role, name)
+        variable = aliases.get(variable, variable)
         if options and variable not in options:
             raise CommandArgsError("role %s has no parameter '%s' (variable %s)" % (role, name, variable))
         variables[variable] = value
@@ -175,7 +189,7 @@ def role_variables(role, params, options):
 
 def known_parameters(role, options):
     prefix = role + "_"
-    return sorted(name[len(prefix):] for name in options if name.startswith(prefix))
+    return sorted(name[len(prefix):] for name in list(options) + list(_aliases(options)) if name.startswith(prefix))
 
 
 def role_defaults(options):
