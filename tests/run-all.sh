@@ -16,6 +16,10 @@ export ANSIBLE_HOME
 export XDG_DATA_HOME="$ANSIBLE_HOME/data"
 trap 'rm -rf "$ANSIBLE_HOME"' EXIT
 
+# the slow steps run their test files on two workers (pytest-xdist; one file per worker at a
+# time, so a module's kubesim stays in one process); PYTEST_WORKERS=0 runs them in this process
+workers=(-n "${PYTEST_WORKERS:-2}" --dist loadfile)
+
 failed=()
 step() {
   local name=$1
@@ -31,9 +35,9 @@ step() {
 }
 
 step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider
-step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider
-step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider
-step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider --durations=10
+step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${workers[@]}"
+step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}"
+step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider --durations=10 "${workers[@]}"
 step yamllint "$bin/yamllint" -s .
 step ansible-lint "$bin/ansible-lint" -q --profile production
 step molecule "$bin/molecule" test
