@@ -49,8 +49,7 @@ NOT_PROVIDED = {
 NOT_PROVIDED.update({name: _NOT_YET for name in (
     "cluster reset_prometheus_db", "cluster dump_prometheus_db", "cluster query_prometheus_db",
     "cluster capture_servicemonitor_metrics",
-    "rhods deploy_ods", "rhods wait_ods", "rhods wait_odh", "rhods delete_ods", "rhods undeploy_ods",
-    "rhods reset_prometheus_db", "rhods dump_prometheus_db", "rhods update_datasciencecluster", "rhods capture_state",
+    "rhods reset_prometheus_db", "rhods dump_prometheus_db",
     "kserve deploy_model", "kserve undeploy_model", "kserve validate_model", "kserve capture_state",
     "kserve capture_operators_state",
     "llmd deploy_gateway", "llmd deploy_llm_inference_service", "llmd run_guidellm_benchmark", "llmd capture_isvc_state",

@@ -144,3 +144,21 @@ def test_a_reference_camelcase_parameter_reaches_its_lower_case_variable():
     assert command_args.known_parameters(role, options) == ["channel", "installPlan", "installplan"]
     with pytest.raises(CommandArgsError, match="role %s has no parameter 'installplans'" % role):
         command_args.role_variables(role, {"installplans": "x"}, options)
+
+
+def test_dotted_settings_set_nested_values_and_name_a_key_through_a_value():
+    from ansible_collections.perfscale.topsail.plugins.module_utils import dotted
+
+    dsc = {"spec": {"components": {"kserve": {"managementState": "Managed", "serving": {"managementState": "Managed"}}}}}
+    updated = dotted.apply(dsc, {"spec.components.kserve.serving.managementState": "Removed",
+                                 "spec.components.kserve.defaultDeploymentMode": "RawDeployment",
+                                 "spec.components.kueue.managementState": "Managed"})
+    assert updated["spec"]["components"]["kserve"] == {"managementState": "Managed", "defaultDeploymentMode": "RawDeployment",
+                                                       "serving": {"managementState": "Removed"}}
+    assert updated["spec"]["components"]["kueue"] == {"managementState": "Managed"}
+    assert dsc["spec"]["components"]["kserve"]["serving"]["managementState"] == "Managed"   # a copy
+    with pytest.raises(ConfigError, match="key 'spec.components.kserve.managementState.x': "
+                                          "spec.components.kserve.managementState is a str, not a mapping"):
+        dotted.apply(dsc, {"spec.components.kserve.managementState.x": 1})
+    with pytest.raises(ConfigError, match="key 'spec..x': expected dotted names"):
+        dotted.apply(dsc, {"spec..x": 1})
