@@ -53,7 +53,6 @@ NOT_PROVIDED.update({name: _NOT_YET for name in (
     "kserve deploy_model", "kserve undeploy_model", "kserve validate_model", "kserve capture_state",
     "kserve capture_operators_state",
     "llmd deploy_gateway", "llmd deploy_llm_inference_service", "llmd run_guidellm_benchmark", "llmd capture_isvc_state",
-    "fine_tuning run_fine_tuning_job",
     "local_ci run", "local_ci run_multi",
     "server deploy_opensearch", "server deploy_nginx_server", "server deploy_redis_server", "server deploy_ldap",
     "server undeploy_ldap", "server deploy_minio_s3_server",

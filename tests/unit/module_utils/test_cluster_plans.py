@@ -162,3 +162,21 @@ def test_dotted_settings_set_nested_values_and_name_a_key_through_a_value():
         dotted.apply(dsc, {"spec.components.kserve.managementState.x": 1})
     with pytest.raises(ConfigError, match="key 'spec..x': expected dotted names"):
         dotted.apply(dsc, {"spec..x": 1})
+
+
+def test_the_trainer_summary_and_loss_records_of_a_trainer_log():
+    from ansible_collections.perfscale.topsail.plugins.module_utils import trainer_log
+    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
+
+    log = "\n".join(["***** Running training *****", "  Num examples = 1,000",
+                     "{'loss': 1.9, 'grad_norm': 1.2, 'learning_rate': 1.6e-05, 'epoch': 0.33}",
+                     "{'loss': 1.4, 'grad_norm': 0.9, 'learning_rate': 8e-06, 'epoch': 0.67}",
+                     "100%|##########| 63/63 [02:03<00:00,  1.96s/it]",
+                     "{'train_runtime': 123.4, 'train_samples_per_second': 8.1, 'train_steps_per_second': 0.51, "
+                     "'train_loss': 1.62, 'epoch': 1.0}"])
+    parsed = trainer_log.parse(log)
+    assert parsed["summary"] == {"train_runtime": 123.4, "train_samples_per_second": 8.1, "train_steps_per_second": 0.51,
+                                 "train_loss": 1.62, "epoch": 1.0}
+    assert [r["loss"] for r in parsed["losses"]] == [1.9, 1.4] and parsed["final_loss"] == 1.4
+    with pytest.raises(HarnessOutputError, match="master log: no summary record .* the training did not finish"):
+        trainer_log.parse(log.rsplit("\n", 1)[0], "master log")
