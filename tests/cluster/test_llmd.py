@@ -1,0 +1,40 @@
+"""The reference's llmd commands end to end on kubesim (OpenShift profile with KServe's and the Gateway API's
+CRDs): the inference gateway, an LLMInferenceService from a YAML file (a misspelt key refused before anything is
+sent) routed through it, and its state captured."""
+
+import yaml
+from conftest import read
+
+SIM_SETTINGS = dict(addons=["kserve"])
+LLMISVC = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService", "metadata": {"name": "from-file"},
+           "spec": {"model": {"uri": "hf://Qwen/Qwen3-0.6B", "name": "Qwen/Qwen3-0.6B"}, "replicas": 2,
+                    "router": {"route": {}, "gateway": {}, "scheduler": {}},
+                    "template": {"containers": [{"name": "main", "image": "quay.io/vllm/vllm:0.11"}]}}}
+
+
+def test_the_gateway_and_an_llm_inference_service_behind_it(toolbox, kube, tmp_path):
+    gateway = toolbox("llmd deploy_gateway", {"delay": 1, "timeout": 60}, tmp_path / "gateway")
+    assert gateway.returncode == 0, gateway.output
+    assert read(gateway.command_dir, "address.txt").strip() == "openshift-ai-inference.openshift-ingress.gateway.kubesim.example.com"
+    assert kube.get("GatewayClass", "data-science-gateway-class", api_version="gateway.networking.k8s.io/v1")
+
+    kube.dynamic.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": "llm"}})
+    manifest = tmp_path / "llmisvc.yaml"
+    misspelt = dict(LLMISVC, spec=dict(LLMISVC["spec"], replicass=2))
+    manifest.write_text(yaml.safe_dump(misspelt))
+    refused = toolbox("llmd deploy_llm_inference_service", {"name": "qwen", "namespace": "llm", "yaml_file": str(manifest)},
+                      tmp_path / "refused")
+    assert refused.returncode != 0
+    assert "LLMInferenceService from-file: spec.replicass: unknown field" in read(refused.command_dir, "FAILURE")
+
+    manifest.write_text(yaml.safe_dump(LLMISVC))
+    deployed = toolbox("llmd deploy_llm_inference_service", {"name": "qwen", "namespace": "llm", "yaml_file": str(manifest),
+                                                             "delay": 1, "timeout": 120}, tmp_path / "deploy")
+    assert deployed.returncode == 0, deployed.output
+    assert read(deployed.command_dir, "url.txt").strip() == \
+        "http://openshift-ai-inference.openshift-ingress.gateway.kubesim.example.com/llm/qwen"
+    assert kube.get("Deployment", "qwen-kserve", "llm", "apps/v1")["spec"]["replicas"] == 2
+
+    state = toolbox("llmd capture_isvc_state", {"llmisvc_name": "qwen", "namespace": "llm"}, tmp_path / "state")
+    assert state.returncode == 0, state.output
+    assert "Ready=True" in read(state.command_dir, "conditions.txt")
