@@ -38,3 +38,28 @@ def test_the_gateway_and_an_llm_inference_service_behind_it(toolbox, kube, tmp_p
     state = toolbox("llmd capture_isvc_state", {"llmisvc_name": "qwen", "namespace": "llm"}, tmp_path / "state")
     assert state.returncode == 0, state.output
     assert "Ready=True" in read(state.command_dir, "conditions.txt")
+
+
+def test_a_guidellm_job_gives_llm_d_benchmark_reports(toolbox, sim, tmp_path):
+    import json
+    import os
+
+    from helpers import REPO
+    with open(os.path.join(REPO, "tests", "fixtures", "llm_load", "guidellm_report_v2.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    marker = "--- perfscale.topsail: guidellm report ---"
+    sim.image_behaviours.add("ghcr.io/vllm-project/guidellm:*", log="Benchmarks completed\n%s\n%s" % (marker, json.dumps(report)),
+                             **{"duration-s": "5"})
+    args = {"endpoint_url": "http://openshift-ai-inference.openshift-ingress.gateway.kubesim.example.com/llm/qwen",
+            "guidellm_args": ["--rate-type=synchronous", "--max-requests=20"], "timeout": 120}
+    run = toolbox("llmd run_guidellm_benchmark", args, tmp_path / "ok")
+    assert run.returncode == 0, run.output
+    assert read(run.command_dir, "guidellm_report.json") == report
+    converted = read(run.command_dir, "benchmark_report_guidellm_0.json")
+    assert converted["version"] == "0.2.1"
+
+    sim.image_behaviours.add("ghcr.io/vllm-project/guidellm:*", log="Traceback: ConnectError: connection refused",
+                             outcome="Failed")
+    failed = toolbox("llmd run_guidellm_benchmark", args, tmp_path / "failed")
+    assert failed.returncode != 0
+    assert "Job guidellm-benchmark Failed: Traceback: ConnectError: connection refused" in read(failed.command_dir, "FAILURE")

@@ -180,3 +180,22 @@ def test_the_trainer_summary_and_loss_records_of_a_trainer_log():
     assert [r["loss"] for r in parsed["losses"]] == [1.9, 1.4] and parsed["final_loss"] == 1.4
     with pytest.raises(HarnessOutputError, match="master log: no summary record .* the training did not finish"):
         trainer_log.parse(log.rsplit("\n", 1)[0], "master log")
+
+
+def test_a_guidellm_job_log_gives_its_report_and_the_llmd_reports():
+    import json
+    import os
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils import guidellm_job
+    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
+
+    fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "llm_load", "guidellm_report_v2.json")
+    with open(fixture, encoding="utf-8") as handle:
+        document = json.load(handle)
+    log = "Benchmarks completed\n%s\n%s\n" % (guidellm_job.MARKER, json.dumps(document))
+    result = guidellm_job.llmd_reports(log)
+    assert result["guidellm"] == document and len(result["llmd"]) == len(document["benchmarks"])
+    with pytest.raises(HarnessOutputError, match="no report after .* guidellm did not finish"):
+        guidellm_job.llmd_reports("Traceback: connection refused\n")
+    with pytest.raises(HarnessOutputError, match="expected a guidellm report"):
+        guidellm_job.llmd_reports("%s\n{\"benchmarks\": 3}\n" % guidellm_job.MARKER)
