@@ -31,7 +31,7 @@ def test_a_model_deployed_validated_failing_and_removed(toolbox, kube, sim, tmp_
     with FakeServerThread(ttft=0.001, itl=0.001) as server:
         services.patch(name="granite", namespace="serving", content_type="application/merge-patch+json",
                        body={"metadata": {"annotations": {"kubesim.perfscale.io/url": server.url}}})
-        for _ in range(50):
+        for _attempt in range(50):
             if kube.get("InferenceService", "granite", "serving", ISVC)["status"].get("url") == server.url:
                 break
             time.sleep(0.1)
