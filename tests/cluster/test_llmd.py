@@ -5,7 +5,7 @@ sent) routed through it, and its state captured."""
 import yaml
 from conftest import read
 
-SIM_SETTINGS = dict(addons=["kserve"])
+SIM_SETTINGS = dict(addons=["kserve", "gpu-ready"])
 LLMISVC = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService", "metadata": {"name": "from-file"},
            "spec": {"model": {"uri": "hf://Qwen/Qwen3-0.6B", "name": "Qwen/Qwen3-0.6B"}, "replicas": 2,
                     "router": {"route": {}, "gateway": {}, "scheduler": {}},
@@ -63,3 +63,31 @@ def test_a_guidellm_job_gives_llm_d_benchmark_reports(toolbox, sim, tmp_path):
     failed = toolbox("llmd run_guidellm_benchmark", args, tmp_path / "failed")
     assert failed.returncode != 0
     assert "Job guidellm-benchmark Failed: Traceback: ConnectError: connection refused" in read(failed.command_dir, "FAILURE")
+
+
+def test_model_servers_and_an_inference_pool_with_its_plugin_configuration(toolbox, kube, tmp_path):
+    if kube.get("Namespace", "pool") is None:
+        kube.dynamic.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": "pool"}})
+    if kube.get("Gateway", "openshift-ai-inference", "openshift-ingress", "gateway.networking.k8s.io/v1") is None:
+        assert toolbox("llmd deploy_gateway", {"delay": 1}, tmp_path / "gateway").returncode == 0
+    servers = toolbox("llmd deploy_model_server", {"name": "qwen", "namespace": "pool", "model": "Qwen/Qwen3-0.6B",
+                                                   "replicas": 2, "prefill_replicas": 1, "delay": 1, "timeout": 120},
+                      tmp_path / "servers")
+    assert servers.returncode == 0, servers.output
+    assert read(servers.command_dir, "deployments.txt").split() == ["qwen-decode", "2/2", "qwen-prefill", "1/1"]
+    pod = [p for p in kube.get("Pod", namespace="pool") if p["metadata"]["labels"].get("llm-d.ai/role") == "prefill"][0]
+    assert pod["metadata"]["labels"]["llm-d.ai/inferenceServing"] == "true"
+
+    pool = toolbox("llmd deploy_inference_pool", {"name": "qwen-pool", "namespace": "pool", "delay": 1, "timeout": 60,
+                                                  "plugin_config": "prefix-cache-plugins.yaml"}, tmp_path / "pool")
+    assert pool.returncode == 0, pool.output
+    config = kube.get("ConfigMap", "qwen-pool-epp-config", "pool")["data"]["plugins.yaml"]
+    assert "prefix-cache-scorer" in config
+    parents = read(pool.command_dir, "inferencepool.yaml")
+    assert "openshift-ai-inference" in parents and "Accepted" in parents
+
+    bad = toolbox("llmd deploy_inference_pool", {"name": "qwen-pool", "namespace": "pool", "plugin_config": "fast-plugins.yaml"},
+                  tmp_path / "bad")
+    assert bad.returncode != 0
+    assert "plugin_config fast-plugins.yaml: expected default-plugins.yaml or prefix-cache-plugins.yaml" in " ".join(
+        read(bad.command_dir, "FAILURE").split())
