@@ -44,7 +44,6 @@
 """
 
 import hashlib
-import json
 import random
 import re
 
@@ -56,6 +55,7 @@ from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, 
                                       float_annotation, owner_reference, pod_phase, set_condition, since)
 from kubesim.errors import ApiError
 from kubesim.profiles import INSTANCE_TYPES, node_body
+from kubesim.selectors import label_selector_from_dict, matches_labels
 
 VERSION = "4.19.9"
 INFRA_NAME = "kubesim-x7k2p"
@@ -542,7 +542,7 @@ DEFAULT_MAX_PODS = 250
 
 
 def _selects(selector, labels):
-    return all(labels.get(key) == value for key, value in ((selector or {}).get("matchLabels") or {}).items())
+    return matches_labels(label_selector_from_dict(selector or {}), labels)
 
 
 class MachineConfigPoolController(OperatorReconciler):
@@ -608,16 +608,13 @@ class MachineConfigPoolController(OperatorReconciler):
                                            "NodeDegraded" if failure else None, failure, now)
             status["conditions"] = conditions
         self.write_status(ref, change)
-        def report(obj):
-            before = json.dumps(obj.get("status"), sort_keys=True)
-            obj.setdefault("status", {}).update(
-                observedGeneration=obj["metadata"].get("generation", 1),
-                conditions=set_condition((obj.get("status") or {}).get("conditions"), "Failure" if failure else "Success",
-                                         "True", None, failure or "Success", now))
-            return json.dumps(obj["status"], sort_keys=True) != before
+
+        def report(status, obj):
+            status.update(observedGeneration=obj["metadata"].get("generation", 1),
+                          conditions=set_condition(status.get("conditions"), "Failure" if failure else "Success",
+                                                   "True", None, failure or "Success", now))
         for kc in configs:
-            self.cluster.mutate(self.cluster.resource_for_key(KUBELET_CONFIGS), "", kc["metadata"]["name"], report,
-                                subresource="status")
+            self.write_status(Ref(KUBELET_CONFIGS, "", kc["metadata"]["name"]), report, key=KUBELET_CONFIGS)
         if not done:
             if failure:
                 return None

@@ -61,14 +61,16 @@ class OperatorReconciler(Controller):
         waited = since(since_field or obj["metadata"].get("creationTimestamp"), self.clock)
         return max(0.0, delay - waited)
 
-    def write_status(self, ref, change):
-        """Mutate the status; ``change(status, obj)`` edits ``status`` in place. No write when nothing changed."""
+    def write_status(self, ref, change, key=None):
+        """Mutate the status of ``ref`` (an object of ``key``, default this reconciler's kind);
+        ``change(status, obj)`` edits ``status`` in place. No write when nothing changed."""
         def write(obj):
             status = obj.setdefault("status", {})
             before = json.dumps(status, sort_keys=True)
             change(status, obj)
             return json.dumps(status, sort_keys=True) != before
-        return self.cluster.mutate(self.resource, ref.namespace, ref.name, write, subresource="status")
+        resource = self.resource if key is None else self.cluster.resource_for_key(key)
+        return self.cluster.mutate(resource, ref.namespace, ref.name, write, subresource="status")
 
     def reconcile(self, ref):
         if ref.key != self.key:
