@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from ansible import constants as C
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
@@ -25,6 +26,23 @@ ARGUMENT_SPEC = dict(
 class ActionModule(PerfscaleAction):
     NAME = "matrix_run"
     ARGUMENT_SPEC = ARGUMENT_SPEC
+
+    @staticmethod
+    def _child_environment(task_vars):
+        """The points' environment: this controller's, plus what a point's own ansible-playbook (the
+        toolbox_flow harness runs one in the point's directory) needs to find what this one found: the
+        Ansible configuration file, the collections and the inventories."""
+        env = dict(os.environ)
+        if C.CONFIG_FILE and "ANSIBLE_CONFIG" not in env:
+            env["ANSIBLE_CONFIG"] = C.CONFIG_FILE
+        paths = [p for p in (C.COLLECTIONS_PATHS or ()) if isinstance(p, str)]
+        if paths:
+            env["ANSIBLE_COLLECTIONS_PATH"] = os.pathsep.join(paths)
+        inventories = [s for s in task_vars.get("ansible_inventory_sources") or () if isinstance(s, str)
+                       and os.path.exists(s)]
+        if inventories:
+            env["ANSIBLE_INVENTORY"] = ",".join(os.path.abspath(s) for s in inventories)
+        return env
 
     def execute(self, result, args, task_vars, config):
         display = Display()
@@ -65,7 +83,8 @@ class ActionModule(PerfscaleAction):
         def controller_alive():
             return os.getppid() == controller and run_lock.is_alive(controller, started)
 
-        summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive)
+        summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive,
+                                          env=self._child_environment(task_vars))
         ran = summary["succeeded"] + summary["failed"]
         result.update(
             changed=ran > 0,
@@ -73,6 +92,7 @@ class ActionModule(PerfscaleAction):
             summary=summary,
             matrix_dir=summary["matrix_dir"],
             failed_points=summary["failed_points"],
+            fail_on_point_failure=plan.section["fail_on_point_failure"],
             msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d not run"
                 % (summary["matrix_dir"], summary["total"], summary["succeeded"], summary["failed"],
                    summary["skipped"], summary["not_run"]),

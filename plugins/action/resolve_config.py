@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible import constants as C
@@ -30,6 +31,7 @@ ARGUMENT_SPEC = dict(
     launch_text=dict(type="str"),
     launch_file=dict(type="path"),
     launch_env=dict(type="str"),
+    config_env=dict(type="str"),
 )
 
 # extra-vars a user passes on the command line (or an AWX survey sets) and
@@ -82,6 +84,25 @@ class ActionModule(PerfscaleAction):
         launch = launch_lib.parse(text, source)
         return launch, dict(launch.as_dict(), text=text)
 
+    @staticmethod
+    def _document(args):
+        """The configuration document: a file (config_file, else the collection's), or the JSON of config_env."""
+        if args.get("config_env"):
+            name = args["config_env"]
+            if args.get("config_file"):
+                raise ConfigError("resolve_config: give config_file or config_env, not both")
+            if name not in os.environ:
+                raise ConfigError("config_env %s: the environment variable is not set" % name)
+            try:
+                document = json.loads(os.environ[name])
+            except ValueError as exc:
+                raise ConfigError("config_env %s: expected a configuration as JSON (%s)" % (name, exc)) from None
+            if not isinstance(document, dict):
+                raise ConfigError("config_env %s: expected a JSON object, got %s" % (name, type(document).__name__))
+            return document, "$" + name
+        config_file = args.get("config_file") or config_lib.default_config_path(COLLECTION_ROOT)
+        return os.path.abspath(os.path.expanduser(config_file)), None
+
     def execute(self, result, args, task_vars, config):
         for option, variable in TASK_VAR_FALLBACKS.items():
             if args.get(option) in (None, "") and task_vars.get(variable) not in (None, ""):
@@ -99,9 +120,9 @@ class ActionModule(PerfscaleAction):
                 args["overrides"] = dict(launch.overrides, **given)
         inventory = {option: self._templar.template(task_vars[variable])
                      for option, variable in INVENTORY_VARS.items() if task_vars.get(variable) not in (None, "")}
-        config_file = args.get("config_file") or config_lib.default_config_path(COLLECTION_ROOT)
+        document, source = self._document(args)
         resolved = config_lib.resolve_config(
-            os.path.abspath(os.path.expanduser(config_file)),
+            document, source=source,
             presets=args.get("presets"),
             overrides=args.get("overrides"),
             overrides_file=args.get("overrides_file"),
@@ -129,7 +150,9 @@ class ActionModule(PerfscaleAction):
             if lock.message():
                 display.warning(lock.message())
         if args["write"] and not self._task.check_mode:
-            written = run_context.record_run_config(run_root, resolved, launch_record)
+            # a matrix point's playbook (config_env) is part of its parent's run: no run identity of its own
+            written = run_context.record_run_config(run_root, resolved, launch_record,
+                                                    identity=not args.get("config_env"))
 
         # resolving again in the same run (an imported playbook) keeps the
         # directory that is currently open

@@ -91,7 +91,7 @@ def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive
                                              harness=plan.harness, executor=executor,
                                              parallelism=section["parallelism"],
                                              stop_on_error=section["stop_on_error"], on_progress=on_progress,
-                                             controller_alive=controller_alive)
+                                             controller_alive=controller_alive, section=section)
             summary = runner.run()
     finally:
         executor.close()

@@ -59,6 +59,22 @@ def parse_command(command):
     return parts[0], parts[1]
 
 
+def yaml_safe_json(value):
+    """JSON text that YAML 1.1 (PyYAML, Ansible) reads back as the same value: a float in exponent
+    form gets a mantissa with a dot (``2e-05`` would be read as a string; ``2.0e-05`` is a float)."""
+    if isinstance(value, float):
+        text = json.dumps(value)
+        if "e" in text and "." not in text.split("e")[0]:
+            mantissa, exponent = text.split("e")
+            text = "%s.0e%s" % (mantissa, exponent)
+        return text
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join("%s: %s" % (json.dumps(str(key)), yaml_safe_json(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return "[%s]" % ", ".join(yaml_safe_json(item) for item in value)
+    return json.dumps(value)
+
+
 def _jinja_environment():
     import jinja2
 
@@ -71,7 +87,7 @@ def _jinja_environment():
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # nosec B701 - renders YAML, not HTML
     env.filters["raise_exception"] = raise_exception
     env.filters["or_env"] = or_env
-    env.filters["to_json"] = json.dumps
+    env.filters["to_json"] = yaml_safe_json
     return env
 
 

@@ -85,6 +85,16 @@ def benchmark_model():
         parameters: Optional[List[str]] = None
         description: Optional[str] = None
 
+    class ToolboxFlow(pydantic.BaseModel):
+        """The toolbox_flow harness: which flow runs for each point, where its settings go."""
+        model_config = _strict()
+        # tests.<point_flow>.steps run for each point (test, cleanup_after)
+        point_flow: Optional[str] = None
+        # dotted configuration key the point's settings are written under before its commands run
+        settings_key: Optional[str] = None
+        # 'group command' whose result.json is the point's result (None: the only one that wrote one)
+        result_command: Optional[str] = None
+
     class Benchmark(pydantic.BaseModel):
         model_config = _strict()
         enabled: bool = True
@@ -102,6 +112,7 @@ def benchmark_model():
         # settings that describe the system under test (replicas, an image...): they label the
         # points and their KPIs, and are not given to the harness
         deployment_factors: List[str] = []
+        toolbox_flow: ToolboxFlow = ToolboxFlow()
 
         @pydantic.field_validator("parallelism")
         @classmethod
@@ -208,6 +219,9 @@ def clusters_model():
 
 
 # dotted section key -> model factory
+# a test flow's matrix: tests.<flow>.benchmark, validated as tests.benchmark is
+FLOW_BENCHMARK = "benchmark"
+
 SECTIONS = {
     "secrets": secrets_model,
     "tests.capture_environment": capture_environment_model,
@@ -252,11 +266,25 @@ def validate_section(config, section, model):
         raise ConfigError("config section '%s' is invalid: %s" % (section, "; ".join(problems))) from None
 
 
+def flow_benchmark_keys(config):
+    """The matrix sections of the test flows: ``tests.<flow>.benchmark`` of each flow (``steps``) that has one."""
+    return ["tests.%s.%s" % (name, FLOW_BENCHMARK) for name, section in sorted((config.get("tests") or {}).items())
+            if isinstance(section, dict) and "steps" in section and isinstance(section.get(FLOW_BENCHMARK), dict)]
+
+
+def _model_of(section):
+    if section in SECTIONS:
+        return SECTIONS[section]
+    parts = section.split(".")
+    if len(parts) == 3 and parts[0] == "tests" and parts[2] == FLOW_BENCHMARK:
+        return benchmark_model
+    raise ConfigError("config section '%s' has no schema; sections with one: %s, tests.<flow>.%s"
+                      % (section, ", ".join(SECTIONS), FLOW_BENCHMARK))
+
+
 def read_section(config, section):
     """The validated section as a plain dict (defaults filled in)."""
-    if section not in SECTIONS:
-        raise ConfigError("config section '%s' has no schema; sections with one: %s" % (section, ", ".join(SECTIONS)))
-    return validate_section(config, section, SECTIONS[section]()).model_dump()
+    return validate_section(config, section, _model_of(section)()).model_dump()
 
 
 def validate_config(config):
@@ -267,13 +295,16 @@ def validate_config(config):
     for section in SECTIONS:
         if config_lib.get_dotted(config, section, None) is not None:
             validated[section] = read_section(config, section)
-    if "tests.benchmark" in validated and validated["tests.benchmark"]["enabled"]:
-        from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+    for key in flow_benchmark_keys(config):
+        validated[key] = read_section(config, key)
+    for key in ["tests.benchmark"] + flow_benchmark_keys(config):
+        if key in validated and validated[key]["enabled"]:
+            from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 
-        try:
-            benchmark.plan_benchmark(config)
-        except PerfscaleError as exc:
-            raise ConfigError("tests.benchmark: %s" % exc) from None
+            try:
+                benchmark.plan_benchmark(config, key)
+            except PerfscaleError as exc:
+                raise ConfigError("%s: %s" % (key, exc)) from None
     for name, section in sorted((config.get("tests") or {}).items()):
         if isinstance(section, dict) and "steps" in section:
             # a test flow (cleanup_before, prepare, test, cleanup_after): every item checked now

@@ -12,8 +12,10 @@ of items run in order:
   its own;
 - ``{parallel: [commands...], max_parallel: N, timeout: S}``: independent commands
   side by side, all finishing before the first error is raised;
-- ``{tasks: file.yml}``: a tasks file of the playbook (a matrix of points, a check
-  a command cannot express).
+- ``{matrix: tests.<flow>.benchmark}``: the points of that matrix section, each in its
+  own directory (with the ``toolbox_flow`` harness, each point runs toolbox commands);
+  failed points do not stop the flow: the playbook post-processes, then judges;
+- ``{tasks: file.yml}``: a tasks file of the playbook (a check a command cannot express).
 
 ``plan`` checks the definition (one line naming the key and what was expected)
 and decides which steps run: ``-e steps=prepare,test`` runs only those,
@@ -74,8 +76,16 @@ def _tasks(where, item):
     return {"kind": "tasks", "tasks": item["tasks"]}
 
 
+def _matrix(where, item):
+    key = item.get("matrix")
+    if set(item) != {"matrix"} or not isinstance(key, str) or len(key.split(".")) != 3 or not key.startswith("tests."):
+        raise ConfigError("%s: a matrix item is {matrix: tests.<flow>.benchmark} (the matrix section whose points run)"
+                          % where)
+    return {"kind": "matrix", "matrix": key}
+
+
 # the key that tells an item's kind -> its checker
-ITEM_KINDS = {"command": _command, "parallel": _parallel, "tasks": _tasks}
+ITEM_KINDS = {"command": _command, "parallel": _parallel, "tasks": _tasks, "matrix": _matrix}
 
 
 def check_item(where, item):

@@ -51,7 +51,6 @@ import uuid
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
-from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
 
 MATRIX_FILE = "matrix.yaml"
 PROGRESS_FILE = "progress.json"
@@ -393,8 +392,9 @@ class MatrixRunner:
     WATCH_INTERVAL_S = 0.25
 
     def __init__(self, matrix_dir, points, timeout, harness, executor, parallelism="sequential", stop_on_error=False,
-                 on_progress=None, controller_alive=None):
+                 on_progress=None, controller_alive=None, section=None):
         self.matrix_dir = matrix_dir
+        self.section = section
         self.points = points
         self.timeout = timeout
         self.harness = harness
@@ -437,15 +437,14 @@ class MatrixRunner:
         outcome = PointOutcome(execution)
         if execution.ok:
             try:
-                outcome.document = self.harness.read_output(directory)
+                outcome.document = self.harness.read_output(directory, self.section)
             except (HarnessOutputError, OSError) as exc:
                 execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
         if outcome.ok:
             self.harness.keep_output(directory, outcome.document)
         else:
-            stderr_tail = harness_base.tail(os.path.join(directory, harness_base.STDERR_FILE))
-            artifacts.write_failure(directory, execution.error + ("\n--- stderr (tail) ---\n" + stderr_tail
-                                                                  if stderr_tail else ""))
+            detail = self.harness.failure_detail(directory)
+            artifacts.write_failure(directory, execution.error + ("\n" + detail if detail else ""))
         artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
             execution.as_dict(), name=point.name, command=point.command.argv, started=started_at, ended=_now(),
             start_monotonic=started, end_monotonic=time.monotonic(), load_average_start=load_start,

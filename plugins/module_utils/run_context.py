@@ -64,14 +64,16 @@ def read_run_id(run_root):
 LAUNCH_FILE = "launch.yaml"
 
 
-def record_run_config(run_root, resolved, launch=None):
+def record_run_config(run_root, resolved, launch=None, identity=True):
     """Write config.yaml, presets_applied (and overrides) into the run root; only what changed
-    is written (a resume with the same configuration writes nothing). Returns what was written."""
+    is written (a resume with the same configuration writes nothing). Returns what was written.
+    ``identity=False`` (a matrix point's own playbook, part of its parent's run) writes no run.json."""
     artifacts.ensure_dir(run_root)
     written = {}
-    _info, created = run_info(run_root)
-    if created:
-        written["run"] = os.path.join(run_root, RUN_INFO_FILE)
+    if identity:
+        _info, created = run_info(run_root)
+        if created:
+            written["run"] = os.path.join(run_root, RUN_INFO_FILE)
     files = {
         "config": (CONFIG_FILE, artifacts.dump_yaml(masked_config(resolved.config))),
         "presets_applied": (PRESETS_FILE, "".join(name + "\n" for name in resolved.presets_applied)),

@@ -8,7 +8,7 @@ with these attributes (see docs/post-processing.md):
 
 Parsing (the cache is invalidated when this module's source changes)
   ``ARTIFACT_DIRNAMES``  mapping of keys to globs (``*__host__capture_environment``)
-  ``IMPORTANT_FILES``    files the parsers read (``output.json``, ``KEY/file.json``)
+  ``IMPORTANT_FILES``    files the parsers read (``output.json``, ``KEY/file.json``; globs allowed)
   ``parse_once(ctx, settings)``  -> JSON-serializable results (cached)
   ``parse_always(entry)``        -> adjusts ``entry.results`` (optional; never cached)
   ``SOURCE_FILES``       (optional) more files whose change invalidates the cache

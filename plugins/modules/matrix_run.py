@@ -101,6 +101,12 @@ failed_points:
   returned: when not rehearsal
   type: list
   elements: dict
+fail_on_point_failure:
+  description: The section's C(fail_on_point_failure) - whether the play should fail, after post-processing,
+    when points failed.
+  returned: when not rehearsal
+  type: bool
+  version_added: 0.2.0
 pending:
   description: With O(status_only), the points still to run.
   returned: when status_only

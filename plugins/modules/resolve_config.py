@@ -81,6 +81,14 @@ options:
     description:
       - The name of an environment variable holding such a text (the extra-var C(launch_env)).
     type: str
+  config_env:
+    description:
+      - The name of an environment variable holding a resolved configuration as JSON, used instead of
+        O(config_file) (presets and overrides apply on top of it). The child playbook of a matrix point
+        run by the C(toolbox_flow) harness receives its parent's configuration this way, so that it
+        never appears on a command line.
+    type: str
+    version_added: 0.2.0
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:

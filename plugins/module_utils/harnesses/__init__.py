@@ -14,8 +14,9 @@ from __future__ import annotations
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessError
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.harness import LlmLoadHarness
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.perf_indicator import PerfIndicatorHarness
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.toolbox_flow import ToolboxFlowHarness
 
-HARNESSES = {harness.name: harness for harness in (PerfIndicatorHarness(), LlmLoadHarness())}
+HARNESSES = {harness.name: harness for harness in (PerfIndicatorHarness(), LlmLoadHarness(), ToolboxFlowHarness())}
 
 
 def harness_names():

@@ -107,10 +107,16 @@ class Harness:
         whole configuration (for secret references), when the caller has it."""
         raise NotImplementedError
 
-    def read_output(self, directory):
-        """The point's validated document, from what the command wrote (HarnessOutputError)."""
+    def read_output(self, directory, section=None):
+        """The point's validated document, from what the command wrote (HarnessOutputError); ``section`` is
+        the benchmark section the point belongs to."""
         with open(os.path.join(directory, STDOUT_FILE), encoding="utf-8", errors="replace") as handle:
             return validate_output(handle.read())
+
+    def failure_detail(self, directory):
+        """What the ``FAILURE`` file of a failed point says after the error line: the tail of its stderr."""
+        stderr_tail = tail(os.path.join(directory, STDERR_FILE))
+        return "--- stderr (tail) ---\n" + stderr_tail if stderr_tail else ""
 
     def keep_output(self, directory, document):
         """Keep the validated document as ``output.json``. What the command printed is that

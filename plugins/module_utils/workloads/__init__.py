@@ -13,6 +13,7 @@ from __future__ import annotations
 BUILTIN = {
     "perf_indicators": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators",
     "llm_load": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.llm_load",
+    "fine_tuning": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning",
 }
 
 

@@ -141,7 +141,7 @@ def test_non_finite_numbers_are_refused_by_the_contract():
 
 
 def test_registries_name_their_entries_and_refuse_unknown_ones():
-    assert harnesses.harness_names() == ["llm_load", "perf_indicator"]
+    assert harnesses.harness_names() == ["llm_load", "perf_indicator", "toolbox_flow"]
     assert executors.executor_names() == ["local"]
     with pytest.raises(errors.HarnessError, match="tests.benchmark.harness 'nope': expected one of llm_load, perf_indicator"):
         harnesses.get_harness("nope")

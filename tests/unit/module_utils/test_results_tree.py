@@ -193,7 +193,8 @@ def test_missing_uuid_and_bad_exit_code_degrade(tree, workload):
 
 
 def test_workload_errors_are_clear(tmp_path):
-    with pytest.raises(errors.WorkloadError, match=r"workload 'nope.nothing' cannot be imported .*; built-in workloads: llm_load, perf_indicators"):
+    expected = r"workload 'nope.nothing' cannot be imported .*; built-in workloads: fine_tuning, llm_load, perf_indicators"
+    with pytest.raises(errors.WorkloadError, match=expected):
         workload_lib.load_workload("nope.nothing")
     broken = tmp_path / "broken.py"
     broken.write_text("ARTIFACT_DIRNAMES = {}\n")

@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Workload of the fine-tuning flow (``playbooks/fine_tuning.yml``, docs/flows.md).
+
+A test root is a matrix point of ``tests.fine_tuning.benchmark``: the matrix engine kept
+the ``result.json`` of its ``fine_tuning run_fine_tuning_job`` command as ``output.json``
+(the Trainer's summary: train runtime, samples/s, steps/s, tokens/s when logged, the
+losses). Its labels are the job's parameters (model, dataset and its replication, GPUs,
+pods, hyper-parameters, image) and the platform the flow prepared: the cluster's
+versions and GPU product (``*__cluster__capture_environment/labels.json``), the RHOAI and
+GPU operator versions (``csv_version.txt`` of their deploy commands).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning_report import fine_tuning_report
+from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+    Format,
+    HigherBetter,
+    IgnoredForRegression,
+    KPIMetadata,
+    LowerBetter,
+)
+
+KPI_SETTINGS_VERSION = "1.0"
+
+ARTIFACT_DIRNAMES = {
+    "CLUSTER_CAPTURE_ENVIRONMENT": "*__cluster__capture_environment",
+    "RHODS_DEPLOY": "*__rhods__deploy_ods*",
+    "GPU_OPERATOR_DEPLOY": "*__gpu_operator__deploy_from_operatorhub*",
+    "RUN_INFO": "run.json",
+    # the point's job command: its parameters label a point that failed before writing its result
+    "JOB": "*__fine_tuning__run_fine_tuning_job*",
+}
+
+IMPORTANT_FILES = [
+    "settings.yaml",
+    "exit_code",
+    ".uuid",
+    "output.json",
+    "point.json",
+    "FAILURE",
+    "CLUSTER_CAPTURE_ENVIRONMENT/labels.json",
+    "RHODS_DEPLOY/csv_version.txt",
+    "RHODS_DEPLOY/*__cluster__deploy_operator/csv_version.txt",
+    "GPU_OPERATOR_DEPLOY/csv_version.txt",
+    "GPU_OPERATOR_DEPLOY/*__cluster__deploy_operator/csv_version.txt",
+    "RUN_INFO",
+    "JOB/_params.yaml",
+]
+
+REGRESSION = {
+    # a change of these is what a regression is looked for across (a new RHOAI, a new image)
+    "comparison_keys": ["rhoai_version", "container_image", "gpu_operator_version"],
+    "ignored_keys": ["test_path", "run_id"],
+    "sorting_keys": ["model", "gpus_total", "dataset_replication", "batch_size"],
+    "ignored_entries": {},
+    # the machine: history from clusters with the same GPUs only
+    "machine_keys": ["gpu_product", "worker_instance_types"],
+}
+
+REPORT_GROUP_BY = "model"
+
+REPORTS = {
+    "fine_tuning_throughput": (fine_tuning_report, "Train throughput and runtime against the GPU count, per dataset "
+                                                   "replication and batch size; the loss curves"),
+}
+
+SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_tokens_per_second",
+                "train_loss", "epoch", "final_loss", "gpus_total")
+
+
+# --------------------------------------------------------------------------
+# parsing
+
+
+def _tail(text, lines=20):
+    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
+
+
+def _version(ctx, artifact):
+    """The CSV version an operator's deploy command recorded (in its directory, or in the directory of
+    the ``cluster deploy_operator`` it ran)."""
+    base = ctx.path(artifact=artifact)
+    if not base:
+        return None
+    for candidate in ["csv_version.txt"] + sorted(glob.glob(os.path.join(base, "*__cluster__deploy_operator*",
+                                                                         "csv_version.txt")), reverse=True):
+        relative = os.path.relpath(os.path.join(base, candidate), base)
+        if os.path.exists(os.path.join(base, relative)):
+            return (ctx.read_text(relative, artifact=artifact) or "").strip() or None
+    return None
+
+
+def parse_once(ctx, settings):
+    results = {"failure": None}
+    if ctx.exists("FAILURE"):
+        results["failure"] = (ctx.read_text("FAILURE") or "")[:4000] or None
+        document = None
+    else:
+        document = ctx.read_json("output.json")
+    document = document if isinstance(document, dict) else {}
+    result = document.get("@result") or {}
+    parameters = document.get("@parameters")
+    if not parameters and ctx.path(artifact="JOB"):
+        parameters = ctx.read_yaml("_params.yaml", artifact="JOB")
+    results.update(
+        framework=document.get("framework") or (parameters or {}).get("workload"),
+        parameters=parameters if isinstance(parameters, dict) else {},
+        summary={key: result.get(key) for key in SUMMARY_KEYS},
+        losses=[{"loss": r.get("loss"), "epoch": r.get("epoch")} for r in result.get("losses") or []
+                if isinstance(r, dict)],
+    )
+    point = ctx.read_json("point.json") if ctx.exists("point.json") else None
+    results.update(duration_s=(point or {}).get("duration_s"), started=(point or {}).get("started"))
+    cluster = ctx.read_json("labels.json", artifact="CLUSTER_CAPTURE_ENVIRONMENT") \
+        if ctx.path(artifact="CLUSTER_CAPTURE_ENVIRONMENT") else None
+    results["cluster"] = cluster if isinstance(cluster, dict) else {}
+    results["rhoai_version"] = _version(ctx, "RHODS_DEPLOY")
+    results["gpu_operator_version"] = _version(ctx, "GPU_OPERATOR_DEPLOY")
+    run_info = ctx.read_json(artifact="RUN_INFO") if ctx.path(artifact="RUN_INFO") else None
+    results["run_id"] = (run_info or {}).get("run_id")
+    return results
+
+
+def parse_always(entry):
+    entry.results["test_path"] = entry.relative
+    if not entry.results.get("run_id"):
+        entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+
+
+# --------------------------------------------------------------------------
+# labels
+
+
+def labels_model():
+    from typing import Optional
+
+    import pydantic
+
+    class Labels(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        kpi_settings_version: str
+        model: str
+        dataset: Optional[str]
+        dataset_replication: int
+        gpu: int
+        pod_count: int
+        gpus_total: int
+        batch_size: Optional[int]
+        hyper_parameters: str
+        container_image: Optional[str]
+        framework: Optional[str]
+        gpu_product: Optional[str]
+        worker_instance_types: Optional[str]
+        cluster_gpu_count: Optional[int]
+        kubernetes_version: Optional[str]
+        openshift_version: Optional[str]
+        rhoai_version: Optional[str]
+        gpu_operator_version: Optional[str]
+        test_path: str
+        run_id: str
+
+    return Labels
+
+
+def kpi_labels(entry):
+    results, settings = entry.results, entry.settings
+    parameters = results.get("parameters") or {}
+    cluster = results.get("cluster") or {}
+
+    def setting(key, default=None):
+        value = parameters.get(key)
+        return settings.get(key, default) if value is None else value
+
+    hyper = parameters.get("hyper_parameters") or {}
+    gpu, pods = setting("gpu", 0), setting("pod_count", 1)
+    return {
+        "kpi_settings_version": KPI_SETTINGS_VERSION,
+        "model": setting("model_name"),
+        "dataset": setting("dataset_name"),
+        "dataset_replication": setting("dataset_replication", 1),
+        "gpu": gpu,
+        "pod_count": pods,
+        "gpus_total": (gpu or 0) * (pods or 1),
+        "batch_size": hyper.get("per_device_train_batch_size", settings.get("hyper_parameters.per_device_train_batch_size")),
+        "hyper_parameters": json.dumps(hyper, sort_keys=True, separators=(",", ":")),
+        "container_image": setting("container_image"),
+        "framework": results.get("framework"),
+        "gpu_product": cluster.get("gpu_product"),
+        "worker_instance_types": cluster.get("worker_instance_types"),
+        "cluster_gpu_count": cluster.get("gpu_count"),
+        "kubernetes_version": cluster.get("kubernetes_version"),
+        "openshift_version": cluster.get("openshift_version"),
+        "rhoai_version": results.get("rhoai_version"),
+        "gpu_operator_version": results.get("gpu_operator_version"),
+        "test_path": results.get("test_path"),
+        "run_id": results.get("run_id"),
+    }
+
+
+def payload_results(entry):
+    results = dict(entry.results.get("summary") or {})
+    results["duration_s"] = entry.results.get("duration_s")
+    results["loss_records"] = len(entry.results.get("losses") or [])
+    return results
+
+
+def timestamp(entry):
+    return entry.results.get("started")
+
+
+# --------------------------------------------------------------------------
+# KPIs
+
+
+@LowerBetter
+@KPIMetadata(help="Wall time of the training (the Trainer's train_runtime)", unit="s")
+@Format("{:.1f}")
+def train_runtime(payload):
+    return payload["results"]["train_runtime"]
+
+
+@HigherBetter
+@KPIMetadata(help="Training samples processed per second (the Trainer's train_samples_per_second)", unit="samples/s")
+@Format("{:.2f}")
+def train_samples_per_second(payload):
+    return payload["results"]["train_samples_per_second"]
+
+
+@HigherBetter
+@KPIMetadata(help="Optimizer steps per second (the Trainer's train_steps_per_second)", unit="steps/s")
+@Format("{:.3f}")
+def train_steps_per_second(payload):
+    return payload["results"]["train_steps_per_second"]
+
+
+@HigherBetter
+@KPIMetadata(help="Training tokens per second, when the Trainer logs it", unit="tokens/s")
+@Format("{:.1f}")
+def train_tokens_per_second(payload):
+    return payload["results"]["train_tokens_per_second"]
+
+
+@LowerBetter
+@IgnoredForRegression
+@KPIMetadata(help="Loss of the last logged training step (the train loss when no step was logged)", unit="loss")
+@Format("{:.4f}")
+def final_loss(payload):
+    return payload["results"]["final_loss"]
+
+
+@HigherBetter
+@IgnoredForRegression
+@KPIMetadata(help="GPUs the job used (GPUs per pod x pods)", unit="GPUs")
+@Format("{:.0f}")
+def gpu_count(payload):
+    return payload["results"]["gpus_total"]
+
+
+KPIS = [train_runtime, train_samples_per_second, train_steps_per_second, train_tokens_per_second, final_loss, gpu_count]
