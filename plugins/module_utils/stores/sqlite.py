@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreUnavailable
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
@@ -68,8 +69,8 @@ class SQLiteStore(base.ResultsStore):
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             self.connection = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self.connection.execute("PRAGMA journal_mode=WAL")
             self.connection.execute("PRAGMA busy_timeout=%d" % int(timeout * 1000))
+            self._retry_busy(lambda: self.connection.execute("PRAGMA journal_mode=WAL"))
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable("sqlite store %s: %s" % (self.path, exc)) from None
 
@@ -95,12 +96,34 @@ class SQLiteStore(base.ResultsStore):
     def _unavailable(self, exc):
         return StoreUnavailable("sqlite store %s: %s" % (self.path, exc))
 
+    def _retry_busy(self, work):
+        """``work()``, again while SQLite answers "database is locked" without waiting (it does
+        so where waiting could deadlock: two connections switching a new file to WAL at once),
+        until the store's timeout."""
+        import sqlite3
+
+        give_up = time.monotonic() + self.timeout
+        pause = 0.005
+        while True:
+            try:
+                return work()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() + pause > give_up:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
     def ensure_schema(self, label_fields=()):
         import sqlite3
 
         try:
-            self.connection.executescript(SCHEMA)
+            # in one write transaction taken first (BEGIN IMMEDIATE waits for the lock): schema
+            # statements in autocommit read, then upgrade to a write, which in WAL mode fails at
+            # once when another process wrote in between
+            self.connection.executescript("BEGIN IMMEDIATE;\n" + SCHEMA + "\nCOMMIT;")
         except sqlite3.Error as exc:
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
             raise self._unavailable(exc) from None
 
     def _transaction(self, work):
