@@ -95,6 +95,7 @@ bench: setup
 	cd benchmarks && ../$(BIN)/python harness_fidelity.py
 	cd benchmarks && ../$(BIN)/python matrix_overhead.py
 	cd benchmarks && ../$(BIN)/python parse_cache.py
+	cd benchmarks && ../$(BIN)/python kubernetes_executor_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache tests/output

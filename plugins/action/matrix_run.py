@@ -12,6 +12,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
 
@@ -43,6 +44,13 @@ class ActionModule(PerfscaleAction):
         if inventories:
             env["ANSIBLE_INVENTORY"] = ",".join(os.path.abspath(s) for s in inventories)
         return env
+
+    def _cluster_connections(self, task_vars):
+        """Cluster role -> connection options from the inventory (an executor running points on a
+        cluster reaches it this way, as the toolbox roles do)."""
+        return {role: clusters.inventory_connection_options(task_vars.get("groups"), task_vars.get("hostvars"), role,
+                                                            template=self._templar.template)
+                for role in clusters.CLUSTER_ROLES}
 
     def execute(self, result, args, task_vars, config):
         display = Display()
@@ -84,7 +92,8 @@ class ActionModule(PerfscaleAction):
             return os.getppid() == controller and run_lock.is_alive(controller, started)
 
         summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive,
-                                          env=self._child_environment(task_vars))
+                                          env=self._child_environment(task_vars),
+                                          connections=self._cluster_connections(task_vars))
         ran = summary["succeeded"] + summary["failed"]
         result.update(
             changed=ran > 0,

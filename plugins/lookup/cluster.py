@@ -61,12 +61,9 @@ class LookupModule(LookupBase):
             if term not in clusters.CLUSTER_ROLES:
                 raise AnsibleLookupError("perfscale.topsail.cluster: unknown cluster role %r; expected one of %s"
                                          % (term, ", ".join(clusters.CLUSTER_ROLES)))
-            hosts = (variables.get("groups") or {}).get(term) or []
-            host_vars = (variables.get("hostvars") or {}).get(hosts[0], {}) if hosts else {}
             try:
-                results.append(clusters.connection_options(
-                    {name: self._templar.template(host_vars.get(name)) for name in clusters.HOST_VARIABLES},
-                    cluster=term, host=hosts[0] if hosts else None))
+                results.append(clusters.inventory_connection_options(
+                    variables.get("groups"), variables.get("hostvars"), term, template=self._templar.template))
             except PerfscaleError as exc:
                 raise AnsibleLookupError(str(exc)) from None
         return results

@@ -79,12 +79,13 @@ def status(plan, parent_dir, plots_pattern="*__plots"):
     return state
 
 
-def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None):
+def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None, connections=None):
     """Run the plan in ``parent_dir``; ``controller_alive`` (a callable) stops it when the
-    process that started it is gone (see ``matrix.MatrixRunner``)."""
+    process that started it is gone (see ``matrix.MatrixRunner``); ``connections``: cluster
+    role -> connection options, for an executor that runs points on a cluster."""
     section = plan.section
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
-    executor = executors.create_executor(section["executor"], base_env=env)
+    executor = executors.create_executor(section["executor"], section=section, base_env=env, connections=connections)
     try:
         with artifacts.ExclusiveLock(os.path.join(matrix_dir, MATRIX_LOCK_FILE), "matrix directory %s" % matrix_dir):
             runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"],

@@ -32,3 +32,14 @@ def connection_options(host_vars, cluster="sutest", host=None):
             raise ClusterError("cluster %s: kubeconfig %s does not exist (perfscale_kubeconfig of the inventory host %s)"
                                % (cluster, options["kubeconfig"], host or "?"))
     return options
+
+
+def inventory_connection_options(groups, hostvars, cluster, template=None):
+    """The connection options of ``cluster`` from an inventory: its group's first host's
+    variables (``template`` renders each value, e.g. Ansible's templar); ``{}`` when the
+    inventory has no such group."""
+    hosts = (groups or {}).get(cluster) or []
+    host_vars = (hostvars or {}).get(hosts[0], {}) if hosts else {}
+    render = template or (lambda value: value)
+    return connection_options({name: render(host_vars.get(name)) for name in HOST_VARIABLES},
+                              cluster=cluster, host=hosts[0] if hosts else None)

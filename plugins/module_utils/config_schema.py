@@ -95,6 +95,26 @@ def benchmark_model():
         # 'group command' whose result.json is the point's result (None: the only one that wrote one)
         result_command: Optional[str] = None
 
+    class KubernetesExecutor(pydantic.BaseModel):
+        """executor: kubernetes: each point is a Job (see executors/kubernetes.py)."""
+        model_config = _strict()
+        cluster: _choice(("driver", "sutest")) = "driver"
+        namespace: str = pydantic.Field(default="perfscale-benchmark", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+        image: str = pydantic.Field(default="quay.io/perfscale/topsail:latest", min_length=1)
+        image_pull_policy: Optional[_choice(("Always", "IfNotPresent", "Never"))] = None
+        # the Python and the collection inside the image (null: this controller's, as on kubesim)
+        python: Optional[str] = None
+        collection_path: Optional[str] = None
+        node_selector: Dict[str, str] = {}
+        tolerations: List[Dict[str, Any]] = []
+        resources: Dict[str, Any] = {}
+        service_account: Optional[str] = None
+        # names of this controller's environment variables the pods get too
+        pass_env: List[str] = []
+        keep: bool = False
+        # a point's files come back through its pod log, as one archive of at most this size
+        archive_limit_mib: float = pydantic.Field(default=8, gt=0)
+
     class Benchmark(pydantic.BaseModel):
         model_config = _strict()
         enabled: bool = True
@@ -113,6 +133,7 @@ def benchmark_model():
         # points and their KPIs, and are not given to the harness
         deployment_factors: List[str] = []
         toolbox_flow: ToolboxFlow = ToolboxFlow()
+        kubernetes: KubernetesExecutor = KubernetesExecutor()
 
         @pydantic.field_validator("parallelism")
         @classmethod

@@ -427,7 +427,9 @@ class MatrixRunner:
             execution = self.executor.wait(handle, self.timeout)
             if self.abandoned.is_set():
                 return None  # cancelled because the controller died: left unfinished
-            self.executor.collect(handle, directory)
+            collected = self.executor.collect(handle, directory)
+            if collected is not None:
+                execution = collected
         except BaseException:
             self.executor.cancel(handle)
             raise

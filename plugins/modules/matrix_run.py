@@ -15,7 +15,9 @@ description:
     validates it, expands the matrix (cartesian product of the factors, then
     C(exclude), then C(include) as Tekton's C(matrix.include)), checks every point
     (known indicator, valid parameters, unique directory name) and only then runs.
-  - Every point runs as a subprocess with a timeout in
+  - Every point runs with a timeout, as a subprocess of the controller (C(executor=local)) or as
+    a Job on the C(driver) or C(sutest) cluster of the inventory (C(executor=kubernetes); its files
+    come back through the pod log), in
     C(NNN__matbenchmarking/NNN__<name>/), which holds C(settings.yaml), C(.uuid),
     C(stdout.log), C(stderr.log), C(output.json) (the validated harness document),
     C(point.json), C(FAILURE) when it failed and C(exit_code).

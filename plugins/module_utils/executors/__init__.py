@@ -11,19 +11,25 @@ the interface of ``executors/base.py``.
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import KubernetesExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
 
-EXECUTORS = {executor.name: executor for executor in (LocalExecutor,)}
+EXECUTORS = {executor.name: executor for executor in (LocalExecutor, KubernetesExecutor)}
 
 
 def executor_names():
     return sorted(EXECUTORS)
 
 
-def create_executor(name, **options):
+def executor_class(name):
     try:
-        executor = EXECUTORS[name]
+        return EXECUTORS[name]
     except KeyError:
         raise ExecutorError("tests.benchmark.executor %r: expected one of %s"
                             % (name, ", ".join(executor_names()))) from None
-    return executor(**options)
+
+
+def create_executor(name, section=None, base_env=None, connections=None):
+    """The executor ``name`` for the benchmark ``section`` (``connections``: cluster role ->
+    connection options, for the executors that run points on a cluster)."""
+    return executor_class(name).from_section(section or {}, base_env=base_env, connections=connections or {})

@@ -12,10 +12,15 @@ nothing else about it:
 ``wait(handle, timeout)``  wait until the point ends or ``timeout`` seconds
     passed (then it is killed); returns an ``Execution``.
 ``collect(handle, directory)``  bring the point's files into its directory
-    (nothing to do when the point ran there).
+    (nothing to do when the point ran there); returns ``None``, or an
+    ``Execution`` replacing the one of ``wait`` when collecting failed (a
+    point whose files did not come back did not succeed).
 ``cancel(handle)``  stop a running point now (its whole process tree).
 
 ``close()`` releases what the executor holds once the matrix is done.
+``from_section(section, base_env, connections)`` creates one from the
+benchmark section (``tests.benchmark``), the environment of the points and
+the connection options of the clusters (``clusters.connection_options``).
 Executors register in ``executors/__init__.py``.
 """
 
@@ -30,27 +35,37 @@ EXIT_CANCELLED = 130        # stopped from outside (as SIGINT)
 class Execution:
     """How one point's command ended."""
 
-    __slots__ = ("exit_code", "duration", "error", "timed_out", "signal_name")
+    __slots__ = ("exit_code", "duration", "error", "timed_out", "signal_name", "details")
 
-    def __init__(self, exit_code, duration, error=None, timed_out=False, signal_name=None):
+    def __init__(self, exit_code, duration, error=None, timed_out=False, signal_name=None, details=None):
         self.exit_code = exit_code
         self.duration = duration
         self.error = error
         self.timed_out = timed_out
         self.signal_name = signal_name
+        # where it ran, for a post-mortem (the kubernetes executor: namespace, Job, pod, node)
+        self.details = details
 
     @property
     def ok(self):
         return self.exit_code == 0
 
     def as_dict(self):
-        return {"exit_code": self.exit_code, "duration_s": round(self.duration, 6), "error": self.error,
-                "timed_out": self.timed_out, "signal": self.signal_name}
+        document = {"exit_code": self.exit_code, "duration_s": round(self.duration, 6), "error": self.error,
+                    "timed_out": self.timed_out, "signal": self.signal_name}
+        if self.details:
+            document["executor"] = dict(self.details)
+        return document
 
 
 class Executor:
     name = None
     description = ""
+
+    @classmethod
+    def from_section(cls, section, base_env=None, connections=None):
+        """The executor for a benchmark section; by default it needs only the environment."""
+        return cls(base_env=base_env)
 
     def start(self, point, command, directory):
         raise NotImplementedError
@@ -60,6 +75,7 @@ class Executor:
 
     def collect(self, handle, directory):
         """Nothing to collect by default: the point wrote into its directory."""
+        return None
 
     def cancel(self, handle):
         raise NotImplementedError
