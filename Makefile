@@ -14,7 +14,7 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test browser demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim
+.PHONY: setup setup-test browser demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -23,6 +23,7 @@ help:
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
 	@echo "make bench   run the benchmarks of benchmarks/ and record their results"
+	@echo "make ee-context  write the execution environment's build context in build/ee-context (offline)"
 
 setup: $(STAMP) $(LINK)
 
@@ -97,5 +98,14 @@ bench: setup
 	cd benchmarks && ../$(BIN)/python parse_cache.py
 	cd benchmarks && ../$(BIN)/python kubernetes_executor_overhead.py
 
+# the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
+# offline by ansible-builder from execution-environment/ and the collection's tarball
+EE_CONTEXT ?= build/ee-context
+ee-context: setup
+	@mkdir -p build
+	$(BIN)/ansible-galaxy collection build --force --output-path build .
+	@cp build/perfscale-topsail-$$($(BIN)/python -c "import yaml; print(yaml.safe_load(open('galaxy.yml'))['version'])").tar.gz build/perfscale-topsail.tar.gz
+	$(BIN)/ansible-builder create -f execution-environment/execution-environment.yml -c $(EE_CONTEXT) --output-filename Containerfile
+
 clean:
-	rm -rf $(VENV) .pytest_cache tests/output
+	rm -rf $(VENV) .pytest_cache tests/output build

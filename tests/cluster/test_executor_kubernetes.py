@@ -161,3 +161,28 @@ def test_the_benchmark_playbook_runs_on_a_kubesim_started_as_make_kubesim_does(t
     plots = sorted(glob.glob(str(tmp_path / "*__plots")))[-1]
     rates = [p["kpis"]["rate"]["value"] for p in read(plots, "kpis.json")]
     assert len(rates) == 2 and all(r > 0 for r in rates), rates
+
+
+def test_points_run_from_the_collection_as_the_execution_environment_installs_it(sim, kube, tmp_path):
+    """collection_path: the pods run pod_point.py and the harness from an installed copy of the
+    collection (its tarball, as the execution environment's image holds it), not from this checkout."""
+    import subprocess
+
+    bin_dir = os.path.dirname(sys.executable)
+    subprocess.run([os.path.join(bin_dir, "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), REPO],
+                   check=True, capture_output=True, cwd=str(tmp_path))
+    tarball = glob.glob(str(tmp_path / "perfscale-topsail-*.tar.gz"))[0]
+    subprocess.run([os.path.join(bin_dir, "ansible-galaxy"), "collection", "install", "--no-deps", "-p",
+                    str(tmp_path / "image"), tarball], check=True, capture_output=True, cwd=str(tmp_path))
+    installed = str(tmp_path / "image" / "ansible_collections" / "perfscale" / "topsail")
+    matrix = {"factors": {"indicator": "matmul", "size": [64]},
+              "common_settings": {"backend": "numpy", "dtype": "float32", "reps": 3, "warmup": 1}}
+    summary = _run(sim, _config("kubernetes", matrix, name="installed"), tmp_path / "run", collection_path=installed,
+                   keep=True)
+    assert summary["succeeded"] == 1, summary
+    (job,) = _jobs(kube)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][-1] == installed + "/plugins/module_utils/executors/pod_point.py"
+    assert container["args"][2] == installed + "/plugins/module_utils/harnesses/indicators.py"
+    kube.dynamic.resources.get(api_version="batch/v1", kind="Job").delete(
+        name=job["metadata"]["name"], namespace=NAMESPACE, body={"propagationPolicy": "Background"})
