@@ -33,9 +33,14 @@ project's shared `crds/` folder (all Apache-2.0). Each JSON file here is one CRD
 what validation needs: group, names, scope, and per version `served`, `storage`,
 `subresources` and the `openAPIV3Schema` without `description` texts. `index.json` maps
 `group/Kind` to its file. Tekton's embedded `pipelineSpec`/`taskSpec` stay
-`x-kubernetes-preserve-unknown-fields` (not checked strictly).
+`x-kubernetes-preserve-unknown-fields` in the CRDs; they are checked strictly against Tekton's v1
+OpenAPI definitions (`openapi.tekton.dev_v1.json`, from `tekton/tekton.dev_v1_swagger.json`, the
+same reduction).
 
 """
+
+
+OPENAPI_FILE = "openapi.tekton.dev_v1.json"
 
 
 def _strip(node):
@@ -108,6 +113,14 @@ def refresh(source, dest):
     with open(os.path.join(dest, "index.json"), "w", encoding="utf-8") as out:
         json.dump(index, out, indent=1, sort_keys=True)
         out.write("\n")
+    # Tekton's v1 OpenAPI definitions: the embedded pipelineSpec/taskSpec the CRDs leave unchecked
+    swagger = os.path.join(source, "tekton", "tekton.dev_v1_swagger.json")
+    if os.path.exists(swagger):
+        with open(swagger, encoding="utf-8") as handle:
+            definitions = _strip(json.load(handle)["definitions"])
+        with open(os.path.join(dest, OPENAPI_FILE), "w", encoding="utf-8") as out:
+            json.dump({"definitions": definitions}, out, separators=(",", ":"), sort_keys=True)
+            out.write("\n")
     with open(os.path.join(dest, "PROVENANCE.md"), "w", encoding="utf-8") as out:
         out.write(PROVENANCE_HEAD)
         out.write(_provenance_table(os.path.join(source, "README.md")))

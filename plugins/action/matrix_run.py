@@ -94,6 +94,15 @@ class ActionModule(PerfscaleAction):
         summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive,
                                           env=self._child_environment(task_vars),
                                           connections=self._cluster_connections(task_vars))
+        if summary.get("rendered_only"):
+            rendered = summary["rendered"]
+            result.update(changed=True, rehearsal=False, rendered_only=True, summary=summary,
+                          matrix_dir=summary["matrix_dir"], failed_points=[], rendered=rendered,
+                          fail_on_point_failure=plan.section["fail_on_point_failure"],
+                          msg="matrix %s: %d point(s) rendered for %s as %s (%d pipeline task(s)); nothing ran here"
+                              % (summary["matrix_dir"], summary["total"], plan.section["executor"],
+                                 rendered["pipelinerun"], rendered["pipeline_tasks"]))
+            return result
         ran = summary["succeeded"] + summary["failed"]
         result.update(
             changed=ran > 0,

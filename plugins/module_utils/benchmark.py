@@ -86,6 +86,14 @@ def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive
     section = plan.section
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
     executor = executors.create_executor(section["executor"], section=section, base_env=env, connections=connections)
+    if not executor.runs_points:
+        # another engine runs the matrix: this one only writes what it runs
+        rendered = executor.render(plan.points, matrix_dir)
+        total = len(plan.points)
+        return {"total": total, "done": 0, "succeeded": 0, "failed": 0, "skipped": 0, "not_run": total,
+                "not_run_points": [p.name for p in plan.points], "failed_points": [], "resumed": resumed,
+                "matrix_dir": os.path.abspath(matrix_dir), "rendered_only": True, "rendered": rendered,
+                "abandoned": False}
     try:
         with artifacts.ExclusiveLock(os.path.join(matrix_dir, MATRIX_LOCK_FILE), "matrix directory %s" % matrix_dir):
             runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"],

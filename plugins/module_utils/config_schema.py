@@ -115,6 +115,30 @@ def benchmark_model():
         # a point's files come back through its pod log, as one archive of at most this size
         archive_limit_mib: float = pydantic.Field(default=8, gt=0)
 
+    class TektonExecutor(pydantic.BaseModel):
+        """executor: tekton: the matrix as a PipelineRun (see module_utils/tekton.py)."""
+        model_config = _strict()
+        namespace: str = pydantic.Field(default="perfscale-benchmark", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+        image: str = pydantic.Field(default="quay.io/perfscale/topsail:latest", min_length=1)
+        python: Optional[str] = None
+        collection_path: Optional[str] = None
+        service_account: Optional[str] = None
+        resources: Dict[str, Any] = {}
+        # settings whose values (or value combinations) each get their own group of tasks, in sequence
+        unroll: List[str] = []
+        # all | sequential | barrier:N | sliding:N; null: tests.benchmark.parallelism
+        parallelism: Optional[str] = None
+
+        @pydantic.field_validator("parallelism")
+        @classmethod
+        def _parallelism(cls, value):
+            if value is not None and value != "all":
+                try:
+                    matrix_lib.parse_parallelism(value)
+                except PerfscaleError as exc:
+                    raise ValueError(str(exc) + " (or all)") from None
+            return value
+
     class Benchmark(pydantic.BaseModel):
         model_config = _strict()
         enabled: bool = True
@@ -134,6 +158,7 @@ def benchmark_model():
         deployment_factors: List[str] = []
         toolbox_flow: ToolboxFlow = ToolboxFlow()
         kubernetes: KubernetesExecutor = KubernetesExecutor()
+        tekton: TektonExecutor = TektonExecutor()
 
         @pydantic.field_validator("parallelism")
         @classmethod

@@ -21,6 +21,9 @@ description:
     C(NNN__matbenchmarking/NNN__<name>/), which holds C(settings.yaml), C(.uuid),
     C(stdout.log), C(stderr.log), C(output.json) (the validated harness document),
     C(point.json), C(FAILURE) when it failed and C(exit_code).
+  - With C(executor=tekton) no point runs here - the matrix is written as a Tekton PipelineRun
+    (C(pipelinerun.yaml) and C(task.yaml) in the matrix directory, validated strictly) and
+    RV(rendered_only) is true.
   - Re-running the same matrix into the same artifact directory skips points whose
     C(exit_code) is 0 and re-runs the others (earlier attempts are kept in
     C(_previous/)).
@@ -108,6 +111,16 @@ fail_on_point_failure:
     when points failed.
   returned: when not rehearsal
   type: bool
+  version_added: 0.2.0
+rendered_only:
+  description: True when the executor hands the matrix to another engine (C(tekton)) - nothing ran here.
+  returned: when executor is tekton
+  type: bool
+  version_added: 0.2.0
+rendered:
+  description: What was written for that engine - C(pipelinerun) and C(task) (paths) and C(pipeline_tasks) (count).
+  returned: when executor is tekton
+  type: dict
   version_added: 0.2.0
 pending:
   description: With O(status_only), the points still to run.

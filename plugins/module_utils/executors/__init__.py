@@ -13,8 +13,9 @@ from __future__ import annotations
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import KubernetesExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
 
-EXECUTORS = {executor.name: executor for executor in (LocalExecutor, KubernetesExecutor)}
+EXECUTORS = {executor.name: executor for executor in (LocalExecutor, KubernetesExecutor, TektonExecutor)}
 
 
 def executor_names():

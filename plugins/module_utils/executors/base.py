@@ -61,6 +61,9 @@ class Execution:
 class Executor:
     name = None
     description = ""
+    # False: the executor hands the whole matrix to another engine (``render(points, matrix_dir)``
+    # writes what that engine runs) instead of running each point through start/wait/collect
+    runs_points = True
 
     @classmethod
     def from_section(cls, section, base_env=None, connections=None):
@@ -78,6 +81,9 @@ class Executor:
         return None
 
     def cancel(self, handle):
+        raise NotImplementedError
+
+    def render(self, points, matrix_dir):
         raise NotImplementedError
 
     def close(self):

@@ -515,3 +515,73 @@ def validate_manifest(obj, strict=True, validator=None):
 def check_manifest(obj, strict=True, validator=None):
     """Raise :class:`ManifestValidationError` when ``obj`` does not validate."""
     (validator or ManifestValidator()).check(obj, strict=strict)
+
+
+# -- OpenAPI definitions of embedded specs (Tekton's pipelineSpec / taskSpec) -------------------
+
+TEKTON_OPENAPI_FILE = "openapi.tekton.dev_v1.json"
+# Go types whose JSON is not their struct: Tekton's ParamValue is a string, an array or an object;
+# metav1.Duration and metav1.Time are strings
+JSON_SHAPES = {
+    "v1.ParamValue": {"anyOf": [{"type": "string"}, {"type": "array"}, {"type": "object"}]},
+    "v1.Duration": {"type": "string"},
+    "v1.Time": {"type": "string", "format": "date-time"},
+}
+
+
+@functools.lru_cache(maxsize=4)
+def _openapi_definitions(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["definitions"]
+
+
+class OpenAPIDefinitionsValidator(ManifestValidator):
+    """Validates values against named OpenAPI (swagger) definitions, strictly, as core kinds are:
+    Tekton's ``v1.PipelineSpec`` for the ``pipelineSpec`` a PipelineRun embeds (its CRD leaves it
+    ``x-kubernetes-preserve-unknown-fields``). Kubernetes types the definitions name by their short
+    name (``v1.EnvVar``, ``v1.ResourceRequirements``...) resolve to the core definitions."""
+
+    def __init__(self, openapi_file=None, kube_version=None, crd_dir=DEFAULT_CRD_DIR):
+        super().__init__(kube_version=kube_version, crd_dir=crd_dir)
+        self.openapi_file = openapi_file or os.path.join(crd_dir or DEFAULT_CRD_DIR, TEKTON_OPENAPI_FILE)
+        self._merged = None
+
+    @property
+    def definitions(self):
+        if self._merged is None:
+            core = load_core_definitions(self.kube_version)[1]
+            extra = _openapi_definitions(self.openapi_file)
+            merged = dict(core)
+            merged.update(extra)
+            by_short_name = {}
+            for name in core:
+                parts = name.rsplit(".", 2)
+                if len(parts) == 3 and parts[1] == "v1" and (".core." in name or ".meta." in name):
+                    by_short_name.setdefault("v1." + parts[2], name)
+            referenced = set(re.findall(r'"#/definitions/([^"]+)"', json.dumps(extra)))
+            for name in referenced - set(extra):
+                if name in by_short_name:
+                    merged[name] = core[by_short_name[name]]
+            merged.update(JSON_SHAPES)
+            self._merged = merged
+        return self._merged
+
+    def validate_definition(self, value, definition, path="", kind=None, name=None, strict=True):
+        """The problems of ``value`` against the definition ``definition``; paths start at ``path``."""
+        ctx = _Context(kind, name, strict, None)
+        self._walk(ctx, {"$ref": "#/definitions/" + definition}, value, path, definition)
+        return ctx.problems
+
+
+def validate_pipelinerun(obj, strict=True, validator=None):
+    """A Tekton PipelineRun's problems: the CRD's schema, then its embedded ``spec.pipelineSpec``
+    against Tekton's ``v1.PipelineSpec``."""
+    validator = validator or OpenAPIDefinitionsValidator()
+    problems = validator.validate(obj, strict=strict)
+    spec = (obj.get("spec") or {}) if isinstance(obj, dict) else {}
+    if isinstance(spec.get("pipelineSpec"), dict):
+        metadata = obj.get("metadata") or {}
+        problems += validator.validate_definition(spec["pipelineSpec"], "v1.PipelineSpec", "spec.pipelineSpec",
+                                                  kind=obj.get("kind"), name=metadata.get("name")
+                                                  or metadata.get("generateName"), strict=strict)
+    return problems
