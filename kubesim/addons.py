@@ -21,6 +21,8 @@ because aggregated APIs are not stored) and registered by name in an
   InferencePool CRDs (with ``gateway-api``), as a KServe install brings them;
 - ``kubeflow``: PyTorchJob, TrainJob, (Cluster)TrainingRuntime CRDs and a
   ``torch-distributed`` ClusterTrainingRuntime;
+- ``tekton``: Tekton Pipelines' Pipeline, PipelineRun, Task and TaskRun CRDs (run by
+  :mod:`kubesim.controllers.tekton`);
 - ``gpu-ready``: the GPU nodes as NFD and the GPU operator leave them (labels,
   ``nvidia.com/gpu`` capacity) without deploying either.
 """
@@ -35,6 +37,7 @@ GATEWAY_CRDS = ["gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8
                 "gateway.networking.k8s.io/HTTPRoute"]
 KSERVE_CRDS = ["serving.kserve.io/InferenceService", "serving.kserve.io/ServingRuntime",
                "serving.kserve.io/LLMInferenceService", "inference.networking.k8s.io/InferencePool"]
+TEKTON_CRDS = ["tekton.dev/Pipeline", "tekton.dev/PipelineRun", "tekton.dev/Task", "tekton.dev/TaskRun"]
 KUBEFLOW_CRDS = ["kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob",
                  "trainer.kubeflow.org/ClusterTrainingRuntime", "trainer.kubeflow.org/TrainingRuntime"]
 
@@ -148,6 +151,16 @@ class KubeflowAddon(Addon):
         install_default_training_runtime(sim.cluster)
 
 
+class TektonAddon(Addon):
+    name = "tekton"
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, TEKTON_CRDS)
+        _namespace(sim.cluster, "tekton-pipelines")
+        _simulated_deployment(sim.cluster, "tekton-pipelines", "tekton-pipelines-controller",
+                              labels={"app.kubernetes.io/name": "controller"})
+
+
 def install_default_training_runtime(cluster):
     if cluster.registry.for_storage_key("trainer.kubeflow.org", "clustertrainingruntimes") is None:
         return
@@ -198,7 +211,7 @@ class AddonRegistry:
         return self._classes[name]()
 
 
-BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, GPUReadyAddon, OpenShiftAddon)
+BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, TektonAddon, GPUReadyAddon, OpenShiftAddon)
 
 
 def default_addons():

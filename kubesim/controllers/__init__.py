@@ -26,6 +26,7 @@ from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler
                                           ServiceMeshMemberRollReconciler)
 from kubesim.controllers.pods import PodController
 from kubesim.controllers.storage import VolumeBinder
+from kubesim.controllers.tekton import PipelineRunController, TaskRunController
 from kubesim.controllers.training import PyTorchJobController, TrainJobController
 from kubesim.controllers.workloads import (DaemonSetController, DeploymentController, ReplicaSetController,
                                            StatefulSetController)
@@ -39,7 +40,7 @@ OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitial
              GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
              PyTorchJobController, TrainJobController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
-             AuthorinoReconciler)
+             AuthorinoReconciler, PipelineRunController, TaskRunController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,
              ImageStreamController, RouteController, OAuthController, UserWorkloadMonitoringController,
              MachineConfigPoolController)

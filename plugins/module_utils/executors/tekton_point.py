@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 POINT_LINE = "PERFSCALE-POINT"
@@ -54,6 +55,8 @@ def main(argv=None):
     parser.add_argument("--result", help="file receiving the exit code (the Task's result)")
     parser.add_argument("--set", action="append", default=[], dest="settings", metavar="NAME=JSON")
     args = parser.parse_args(argv)
+    # the point's command runs in a directory of its own: the result file stays where it was named
+    result = os.path.abspath(args.result) if args.result else None
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
     from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
 
@@ -68,9 +71,12 @@ def main(argv=None):
 
         sys.stdout.write("%s %d %0*d__%s\n" % (POINT_LINE, point.index, index_digits(total), point.index, point.name))
         sys.stdout.flush()
+        # the point's environment (its settings for a command of your own, thread settings...)
+        os.environ.update(point.command.env)
         code = pod_point.main(point.command.argv)
-    if args.result:
-        with open(args.result, "w", encoding="utf-8") as handle:
+    if result:
+        os.makedirs(os.path.dirname(result), exist_ok=True)
+        with open(result, "w", encoding="utf-8") as handle:
             handle.write("%d" % code)
     return code
 

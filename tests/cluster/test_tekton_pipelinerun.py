@@ -1,0 +1,162 @@
+"""The rendered PipelineRun executed by kubesim's Tekton controller (Tekton's rules: matrix fan-out,
+runAfter, finally, onError: continue): every point runs once, at most N at once with barrier:N /
+sliding:N, batch after batch, one at a time when sequential, group after group when unrolled; a
+failing point does not stop the others; and the Task's step, run as a local process, runs its
+point and sends its directory back through the log."""
+
+import json
+import os
+import sys
+import time
+
+import pytest
+import yaml
+
+from kube_fixtures import kubesim_cluster
+from kubesim.clock import parse_timestamp
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils import tekton
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NAMESPACE = "perfscale-benchmark"
+FACTORS = {"indicator": "matmul", "size": [64, 96, 128], "dtype": ["float32", "float64"]}
+# each simulated step lasts 20 simulated seconds (1 s at time scale 20)
+SIMULATED = {"kubesim.perfscale.io/run-local": "false", "kubesim.perfscale.io/duration-s": "20"}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with kubesim_cluster(profile="vanilla", addons=["tekton"], time_scale=20, pod_start_delay=0) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def api(sim):
+    from kubernetes import client, config
+
+    api_client = config.new_client_from_config(config_file=sim.kubeconfig)
+    core = client.CoreV1Api(api_client)
+    try:
+        core.create_namespace({"metadata": {"name": NAMESPACE}})
+    except client.exceptions.ApiException as exc:
+        if exc.status != 409:
+            raise
+    return client.CustomObjectsApi(api_client), core
+
+
+def _plan(tekton_settings, factors=FACTORS, indicators=None):
+    with open(os.path.join(REPO, "config", "config.yaml"), encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    section = config["tests"]["benchmark"]
+    section.update(executor="tekton", tekton=tekton_settings, indicators=indicators or {},
+                   matrix={"factors": factors, "common_settings": {"backend": "numpy", "reps": 2, "warmup": 1},
+                           "include": [], "exclude": []})
+    return benchmark.plan_benchmark(config)
+
+
+def _run(api, plan, tmp_path, annotations):
+    custom, _core = api
+    rendered = TektonExecutor.from_section(plan.section).render(plan.points, str(tmp_path))
+    with open(rendered["task"], encoding="utf-8") as handle:
+        task = yaml.safe_load(handle)
+    with open(rendered["pipelinerun"], encoding="utf-8") as handle:
+        run = yaml.safe_load(handle)
+    try:
+        custom.delete_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "tasks", tekton.TASK_NAME)
+    except Exception:  # noqa: BLE001 - absent the first time
+        pass
+    custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "tasks", task)
+    run["metadata"].setdefault("annotations", {}).update(annotations)
+    created = custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", run)
+    name = created["metadata"]["name"]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        run = custom.get_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", name)
+        conditions = (run.get("status") or {}).get("conditions") or []
+        if conditions and conditions[0]["status"] in ("True", "False"):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("PipelineRun %s did not finish: %s" % (name, run.get("status")))
+    taskruns = [t for t in custom.list_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns")["items"]
+                if t["metadata"]["labels"]["tekton.dev/pipelineRun"] == name]
+    return run, taskruns
+
+
+def _points_and_intervals(taskruns):
+    points, intervals = [], []
+    for taskrun in taskruns:
+        if taskrun["metadata"]["labels"]["tekton.dev/memberOf"] != "tasks":
+            continue
+        params = {p["name"]: p["value"] for p in taskrun["spec"]["params"] if p["name"] != tekton.SECTION_PARAM}
+        points.append(json.dumps({k: json.loads(v) for k, v in params.items() if v != ""}, sort_keys=True))
+        intervals.append((parse_timestamp(taskrun["status"]["startTime"]), parse_timestamp(taskrun["status"]["completionTime"]),
+                          params))
+    return points, intervals
+
+
+def _max_at_once(intervals):
+    return max(sum(1 for s, e, _p in intervals if s <= start < e) for start, _e, _p in intervals)
+
+
+@pytest.mark.parametrize("parallelism, unroll, at_most", [
+    ("all", [], 6), ("sequential", [], 1), ("barrier:4", [], 4), ("sliding:4", [], 4), ("barrier:2", ["dtype"], 2)])
+def test_each_layout_runs_every_point_once_at_its_concurrency(api, tmp_path, parallelism, unroll, at_most):
+    plan = _plan({"parallelism": parallelism, "unroll": unroll})
+    run, taskruns = _run(api, plan, tmp_path, SIMULATED)
+    assert run["status"]["conditions"][0]["reason"] == "Succeeded", run["status"]
+    points, intervals = _points_and_intervals(taskruns)
+    assert sorted(points) == sorted(json.dumps(p.settings, sort_keys=True) for p in plan.points)
+    assert _max_at_once(intervals) == at_most, sorted(intervals, key=lambda i: i[0])
+    if parallelism.startswith("barrier"):
+        # a batch starts once the whole previous batch ended
+        batches = {}
+        for taskrun in taskruns:
+            batches.setdefault(taskrun["metadata"]["labels"]["tekton.dev/pipelineTask"], []).append(taskrun)
+        order = sorted((min(parse_timestamp(t["status"]["startTime"]) for t in runs),
+                        max(parse_timestamp(t["status"]["completionTime"]) for t in runs))
+                       for name, runs in batches.items() if name != "gather")
+        assert all(later[0] >= earlier[1] for earlier, later in zip(order, order[1:])), order
+    if unroll:
+        # group after group: every float32 point ended before the first float64 one started
+        f32 = [i for i in intervals if json.loads(i[2]["dtype"]) == "float32"]
+        f64 = [i for i in intervals if json.loads(i[2]["dtype"]) == "float64"]
+        assert max(e for _s, e, _p in f32) <= min(s for s, _e, _p in f64)
+    gather = [t for t in taskruns if t["metadata"]["labels"]["tekton.dev/memberOf"] == "finally"]
+    assert len(gather) == 1 and "Succeeded" in gather[0]["spec"]["params"][0]["value"]
+
+
+def test_a_failing_point_does_not_stop_the_others(api, tmp_path):
+    scripted = [sys.executable, os.path.join(REPO, "tests", "fixtures", "indicators", "scripted.py")]
+    plan = _plan({"parallelism": "sequential"}, factors={"indicator": "scripted", "mode": ["fail", "ok"]},
+                 indicators={"scripted": {"command": scripted, "parameters": None}})
+    run, taskruns = _run(api, plan, tmp_path, {"kubesim.perfscale.io/run-local": "true"})
+    # the first point's step failed with onError: continue: its TaskRun succeeds with the exit
+    # code recorded, the second point runs after it, and the run succeeds
+    assert run["status"]["conditions"][0]["reason"] == "Succeeded", run["status"]
+    codes = {t["metadata"]["labels"]["tekton.dev/pipelineTask"]: t["status"]["steps"][0]["terminated"]["exitCode"]
+             for t in taskruns}
+    _custom, core = api
+    logs = {t["metadata"]["name"]: core.read_namespaced_pod_log(t["status"]["podName"], NAMESPACE) for t in taskruns}
+    assert codes == {"point-0": 3, "point-1": 0, "gather": 0}, (codes, logs)
+
+
+def test_the_task_step_runs_its_point_as_a_local_process(api, tmp_path):
+    plan = _plan({"parallelism": "all"}, factors={"indicator": "matmul", "size": [64, 96]})
+    run, taskruns = _run(api, plan, tmp_path, {"kubesim.perfscale.io/run-local": "true"})
+    assert run["status"]["conditions"][0]["reason"] == "Succeeded", run["status"]
+    _custom, core = api
+    seen = {}
+    for taskrun in taskruns:
+        if taskrun["metadata"]["labels"]["tekton.dev/memberOf"] != "tasks":
+            continue
+        log = core.read_namespaced_pod_log(taskrun["status"]["podName"], NAMESPACE, _preload_content=False).data.decode()
+        header = [line for line in log.splitlines() if line.startswith("PERFSCALE-POINT ")]
+        code, files = k8s.parse_archive(log)
+        assert code == 0 and taskrun["status"]["steps"][0]["terminated"]["exitCode"] == 0
+        seen[header[0].split()[2]] = json.loads(files["stdout.log"])["@result"]["rate"]
+    assert sorted(seen) == ["000__%s" % plan.points[0].name, "001__%s" % plan.points[1].name]
+    assert all(rate > 0 for rate in seen.values())
