@@ -111,8 +111,10 @@ class ActionModule(PerfscaleAction):
             matrix_dir=summary["matrix_dir"],
             failed_points=summary["failed_points"],
             fail_on_point_failure=plan.section["fail_on_point_failure"],
-            msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d not run"
+            msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d not run%s"
                 % (summary["matrix_dir"], summary["total"], summary["succeeded"], summary["failed"],
-                   summary["skipped"], summary["not_run"]),
+                   summary["skipped"], summary["not_run"],
+                   " (PipelineRun %s: %s)" % (summary["pipelinerun"], summary.get("pipelinerun_reason"))
+                   if summary.get("pipelinerun") else ""),
         )
         return result

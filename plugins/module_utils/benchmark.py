@@ -87,13 +87,20 @@ def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
     executor = executors.create_executor(section["executor"], section=section, base_env=env, connections=connections)
     if not executor.runs_points:
-        # another engine runs the matrix: this one only writes what it runs
-        rendered = executor.render(plan.points, matrix_dir)
-        total = len(plan.points)
-        return {"total": total, "done": 0, "succeeded": 0, "failed": 0, "skipped": 0, "not_run": total,
-                "not_run_points": [p.name for p in plan.points], "failed_points": [], "resumed": resumed,
-                "matrix_dir": os.path.abspath(matrix_dir), "rendered_only": True, "rendered": rendered,
-                "abandoned": False}
+        # another engine runs the matrix: this one writes what it runs (the points not finished
+        # yet), and with some executors' settings has it run there and brings the points back
+        pending = [p for p in plan.points if matrix_lib.read_exit_code(p.directory) != 0] or plan.points
+        rendered = executor.render(pending, matrix_dir)
+        summary = executor.run_rendered(pending, matrix_dir, plan.harness, rendered)
+        if summary is None:
+            summary = {"total": len(pending), "done": 0, "succeeded": 0, "failed": 0, "skipped": 0,
+                       "not_run": len(pending), "not_run_points": [p.name for p in pending], "failed_points": [],
+                       "rendered_only": True, "abandoned": False}
+        skipped = len(plan.points) - len(pending)
+        summary.update(total=len(plan.points), skipped=summary["skipped"] + skipped, resumed=resumed,
+                       matrix_dir=os.path.abspath(matrix_dir), rendered=rendered)
+        artifacts.write_json_atomic(os.path.join(matrix_dir, matrix_lib.PROGRESS_FILE), summary)
+        return summary
     try:
         with artifacts.ExclusiveLock(os.path.join(matrix_dir, MATRIX_LOCK_FILE), "matrix directory %s" % matrix_dir):
             runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"],

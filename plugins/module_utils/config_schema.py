@@ -128,6 +128,11 @@ def benchmark_model():
         unroll: List[str] = []
         # all | sequential | barrier:N | sliding:N; null: tests.benchmark.parallelism
         parallelism: Optional[str] = None
+        # also create the PipelineRun on the cluster, follow it and bring the points back
+        apply: bool = False
+        cluster: _choice(("driver", "sutest")) = "driver"
+        # annotations of the PipelineRun (Tekton passes them to its TaskRuns and pods)
+        annotations: Dict[str, str] = {}
 
         @pydantic.field_validator("parallelism")
         @classmethod

@@ -380,6 +380,28 @@ class PointOutcome:
     duration = property(lambda self: self.execution.duration)
 
 
+def record_outcome(point, execution, harness, section, timing):
+    """Finish a point that ran (here or elsewhere): its harness document checked and kept as
+    ``output.json``, or ``FAILURE``; then ``point.json`` (``timing``: when and where it ran) and
+    ``exit_code`` last, the mark of a finished point. Returns its ``PointOutcome``."""
+    directory = point.directory
+    outcome = PointOutcome(execution)
+    if execution.ok:
+        try:
+            outcome.document = harness.read_output(directory, section)
+        except (HarnessOutputError, OSError) as exc:
+            execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
+    if outcome.ok:
+        harness.keep_output(directory, outcome.document)
+    else:
+        detail = harness.failure_detail(directory)
+        artifacts.write_failure(directory, execution.error + ("\n" + detail if detail else ""))
+    artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
+        execution.as_dict(), name=point.name, command=point.command.argv, **timing))
+    artifacts.write_text_atomic(os.path.join(directory, artifacts.EXIT_CODE_FILE), "%d\n" % execution.exit_code)
+    return outcome
+
+
 class MatrixRunner:
     """Run planned points with a parallelism policy; thread-safe progress.
 
@@ -436,23 +458,9 @@ class MatrixRunner:
         finally:
             with self._lock:
                 self._running.pop(point.name, None)
-        outcome = PointOutcome(execution)
-        if execution.ok:
-            try:
-                outcome.document = self.harness.read_output(directory, self.section)
-            except (HarnessOutputError, OSError) as exc:
-                execution.exit_code, execution.error = executor_base.EXIT_BAD_OUTPUT, str(exc)
-        if outcome.ok:
-            self.harness.keep_output(directory, outcome.document)
-        else:
-            detail = self.harness.failure_detail(directory)
-            artifacts.write_failure(directory, execution.error + ("\n" + detail if detail else ""))
-        artifacts.write_json_atomic(os.path.join(directory, POINT_FILE), dict(
-            execution.as_dict(), name=point.name, command=point.command.argv, started=started_at, ended=_now(),
-            start_monotonic=started, end_monotonic=time.monotonic(), load_average_start=load_start,
-            load_average_end=list(os.getloadavg()), cpu_count=os.cpu_count()))
-        artifacts.write_text_atomic(os.path.join(directory, artifacts.EXIT_CODE_FILE), "%d\n" % execution.exit_code)
-        return outcome
+        return record_outcome(point, execution, self.harness, self.section, dict(
+            started=started_at, ended=_now(), start_monotonic=started, end_monotonic=time.monotonic(),
+            load_average_start=load_start, load_average_end=list(os.getloadavg()), cpu_count=os.cpu_count()))
 
     def _execute(self, point):
         if self._stop.is_set():

@@ -172,7 +172,7 @@ def test_points_run_from_the_collection_as_the_execution_environment_installs_it
     subprocess.run([os.path.join(bin_dir, "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), REPO],
                    check=True, capture_output=True, cwd=str(tmp_path))
     tarball = glob.glob(str(tmp_path / "perfscale-topsail-*.tar.gz"))[0]
-    subprocess.run([os.path.join(bin_dir, "ansible-galaxy"), "collection", "install", "--no-deps", "-p",
+    subprocess.run([os.path.join(bin_dir, "ansible-galaxy"), "collection", "install", "--force", "--no-deps", "-p",
                     str(tmp_path / "image"), tarball], check=True, capture_output=True, cwd=str(tmp_path))
     installed = str(tmp_path / "image" / "ansible_collections" / "perfscale" / "topsail")
     matrix = {"factors": {"indicator": "matmul", "size": [64]},

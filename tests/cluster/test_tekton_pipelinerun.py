@@ -47,12 +47,12 @@ def api(sim):
     return client.CustomObjectsApi(api_client), core
 
 
-def _plan(tekton_settings, factors=FACTORS, indicators=None):
+def _plan(tekton_settings, factors=None, indicators=None):
     with open(os.path.join(REPO, "config", "config.yaml"), encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
     section = config["tests"]["benchmark"]
     section.update(executor="tekton", tekton=tekton_settings, indicators=indicators or {},
-                   matrix={"factors": factors, "common_settings": {"backend": "numpy", "reps": 2, "warmup": 1},
+                   matrix={"factors": factors or FACTORS, "common_settings": {"backend": "numpy", "reps": 2, "warmup": 1},
                            "include": [], "exclude": []})
     return benchmark.plan_benchmark(config)
 
@@ -160,3 +160,63 @@ def test_the_task_step_runs_its_point_as_a_local_process(api, tmp_path):
         seen[header[0].split()[2]] = json.loads(files["stdout.log"])["@result"]["rate"]
     assert sorted(seen) == ["000__%s" % plan.points[0].name, "001__%s" % plan.points[1].name]
     assert all(rate > 0 for rate in seen.values())
+
+
+def _tree(root):
+    import glob
+
+    return sorted(os.path.relpath(p, root).split(os.sep, 1)[1] for p in glob.glob(os.path.join(str(root), "*", "*", "*"))
+                  if os.path.isfile(p))
+
+
+def test_apply_runs_the_pipelinerun_and_brings_every_point_back_as_the_local_executor_leaves_it(sim, api, tmp_path):
+    scripted = [sys.executable, os.path.join(REPO, "tests", "fixtures", "indicators", "scripted.py")]
+    indicators = {"scripted": {"command": scripted, "parameters": None}}
+    factors = {"indicator": "scripted", "mode": ["ok", "fail"], "value": [1, 2]}
+    tekton_settings = {"apply": True, "parallelism": "sliding:2",
+                       "annotations": {"kubesim.perfscale.io/run-local": "true"}}
+    plan = _plan(tekton_settings, factors=factors, indicators=indicators)
+    summary = benchmark.run_benchmark(plan, str(tmp_path / "tekton"), env=dict(os.environ, KUBECONFIG=sim.kubeconfig))
+    assert (summary["succeeded"], summary["failed"], summary["not_run"]) == (2, 2, 0), summary
+    assert summary["pipelinerun_reason"] == "Succeeded"
+    local = _plan({}, factors=factors, indicators=indicators)
+    local.section["executor"] = "local"
+    benchmark.run_benchmark(local, str(tmp_path / "local"))
+    extra = {"pipelinerun.yaml", "task.yaml", "pipelinerun-status.yaml"}
+    assert [p for p in _tree(tmp_path / "tekton") if p not in extra] == _tree(tmp_path / "local")
+    (matrix_dir,) = [os.path.join(str(tmp_path / "tekton"), d) for d in os.listdir(str(tmp_path / "tekton"))]
+    points = {d.split("__", 1)[1]: os.path.join(matrix_dir, d) for d in os.listdir(matrix_dir) if d[:3].isdigit()}
+    with open(os.path.join(points["mode=fail_value=1"], "FAILURE"), encoding="utf-8") as handle:
+        failure = handle.read()
+    assert "harness exited with 3 (TaskRun %s/" % NAMESPACE in failure and "something went wrong" in failure
+    with open(os.path.join(points["mode=ok_value=2"], "output.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["@result"]["rate"] == 4.0
+    with open(os.path.join(points["mode=ok_value=2"], "point.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["executor"]["name"] == "tekton"
+    # a second run renders and runs only the points that did not succeed
+    again = benchmark.run_benchmark(_plan(tekton_settings, factors=factors, indicators=indicators),
+                                    str(tmp_path / "tekton"), env=dict(os.environ, KUBECONFIG=sim.kubeconfig))
+    assert (again["skipped"], again["failed"], again["succeeded"]) == (2, 2, 0), again
+    with open(again["rendered"]["pipelinerun"], encoding="utf-8") as handle:
+        rerun = yaml.safe_load(handle)
+    assert len(rerun["spec"]["pipelineSpec"]["tasks"]) == 2
+
+
+def test_the_benchmark_playbook_runs_its_matrix_on_tekton_and_post_processes_it(sim, api, tmp_path):
+    from helpers import run_playbook
+
+    overrides = {"tests.benchmark.executor": "tekton", "tests.capture_environment.enabled": False,
+                 "tests.benchmark.matrix.factors.size": [64], "tests.benchmark.matrix.include": [],
+                 "tests.benchmark.matrix.common_settings.reps": 3,
+                 "tests.benchmark.tekton.apply": True, "tests.benchmark.tekton.parallelism": "all",
+                 "tests.benchmark.tekton.annotations": {"kubesim.perfscale.io/run-local": "true"}}
+    run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", json.dumps({"overrides": overrides}),
+                       "-e", "artifact_dir=%s" % tmp_path, env={"KUBECONFIG": sim.kubeconfig}, timeout=600)
+    assert run.returncode == 0, run.output[-3000:]
+    assert "2 succeeded, 0 failed" in run.flat and ": Succeeded)" in run.flat
+    import glob
+
+    (plots,) = glob.glob(str(tmp_path / "*__plots"))
+    with open(os.path.join(plots, "kpis.json"), encoding="utf-8") as handle:
+        rates = [p["kpis"]["rate"]["value"] for p in json.load(handle)]
+    assert len(rates) == 2 and all(r > 0 for r in rates)

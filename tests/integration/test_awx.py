@@ -156,7 +156,7 @@ def _installed_collection(tmp_path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     collections = tmp_path / "collections"
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections),
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--force", "--no-deps", "-p", str(collections),
                     os.path.join(REPO, "build", "perfscale-topsail.tar.gz")], check=True, capture_output=True, cwd=str(tmp_path))
     return tmp_path / "context", collections
 

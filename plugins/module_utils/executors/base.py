@@ -86,5 +86,10 @@ class Executor:
     def render(self, points, matrix_dir):
         raise NotImplementedError
 
+    def run_rendered(self, points, matrix_dir, harness, rendered):
+        """Have the other engine run what ``render`` wrote and finish the points it ran
+        (``matrix.record_outcome``); the matrix summary, or None when it is only written."""
+        return None
+
     def close(self):
         """Nothing held by default."""

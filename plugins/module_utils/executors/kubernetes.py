@@ -234,6 +234,45 @@ def _pod_state(pod):
     return "; ".join(parts)
 
 
+def api_client_for(connection, base_env):
+    """A Kubernetes API client: the inventory's kubeconfig/context, else ``KUBECONFIG`` (or
+    ``~/.kube/config``), else the in-cluster service account."""
+    from kubernetes import client, config
+
+    kubeconfig = (connection or {}).get("kubeconfig") or (base_env or {}).get("KUBECONFIG")
+    context = (connection or {}).get("context")
+    if kubeconfig or context or os.path.exists(os.path.expanduser("~/.kube/config")) or \
+            "KUBERNETES_SERVICE_HOST" not in os.environ:
+        return config.new_client_from_config(config_file=kubeconfig, context=context)
+    config.load_incluster_config()
+    return client.ApiClient()
+
+
+def client_errors():
+    """What the Kubernetes client raises when the cluster refuses or cannot be reached."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+
+    return (ApiException, urllib3.exceptions.HTTPError, ConfigException, OSError)
+
+
+def ensure_namespace(core, namespace):
+    """Create ``namespace`` when it does not exist."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        core.read_namespace(namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        try:
+            core.create_namespace({"metadata": {"name": namespace, "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}}})
+        except ApiException as create_exc:
+            if create_exc.status != 409:
+                raise
+
+
 class KubernetesHandle:
     __slots__ = ("job", "directory", "started", "error", "pod", "execution")
 
@@ -273,45 +312,21 @@ class KubernetesExecutor(base.Executor):
         """The API client (created once, on first use: importing the client costs a fraction of a second)."""
         with self._lock:
             if self._api is None:
-                from kubernetes import client, config
+                from kubernetes import client
 
-                kubeconfig = self.connection.get("kubeconfig") or self.base_env.get("KUBECONFIG")
-                if kubeconfig or self.connection.get("context") or \
-                        os.path.exists(os.path.expanduser("~/.kube/config")) or "KUBERNETES_SERVICE_HOST" not in os.environ:
-                    api_client = config.new_client_from_config(config_file=kubeconfig, context=self.connection.get("context"))
-                else:
-                    config.load_incluster_config()
-                    api_client = client.ApiClient()
+                api_client = api_client_for(self.connection, self.base_env)
                 self._api = (client.CoreV1Api(api_client), client.BatchV1Api(api_client))
             return self._api
 
     @staticmethod
     def _errors():
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-        from kubernetes.config.config_exception import ConfigException
-
-        return (ApiException, urllib3.exceptions.HTTPError, ConfigException, OSError)
+        return client_errors()
 
     def _ensure_namespace(self, core):
-        from kubernetes.client.exceptions import ApiException
-
         with self._lock:
-            if self._namespace_ready:
-                return
-            namespace = self.settings["namespace"]
-            try:
-                core.read_namespace(namespace)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-                try:
-                    core.create_namespace({"metadata": {"name": namespace,
-                                                        "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}}})
-                except ApiException as create_exc:
-                    if create_exc.status != 409:
-                        raise
-            self._namespace_ready = True
+            if not self._namespace_ready:
+                ensure_namespace(core, self.settings["namespace"])
+                self._namespace_ready = True
 
     def _details(self, handle):
         details = {"name": self.name, "cluster": self.settings["cluster"], "namespace": self.settings["namespace"],
