@@ -31,6 +31,9 @@ CATALOG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalogs
 CATALOG_SOURCES = ("operators.coreos.com", "catalogsources")
 INSTALL_MODES = ("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces")
 CATALOG_ANNOTATION = "kubesim.perfscale.io/catalog"
+# written by kubesim's CatalogSource controller on a grpc source (spec.address) whose registry pod
+# serves a bundle image (operator-sdk run bundle: opm registry add -b IMAGE)
+BUNDLE_ANNOTATION = "kubesim.perfscale.io/bundle-image"
 
 
 class Package:
@@ -178,12 +181,29 @@ class Catalogs:
                 self.fixtures[fixture.name] = fixture
 
     def for_source(self, catalog_source):
-        """The fixtures a CatalogSource serves: by annotation, else by image; [] when none."""
-        names = ((catalog_source["metadata"].get("annotations") or {}).get(CATALOG_ANNOTATION) or "").strip()
+        """The fixtures a CatalogSource serves: by annotation, else by image; [] when none. A
+        source serving one bundle serves the fixture package that bundle belongs to."""
+        annotations = catalog_source["metadata"].get("annotations") or {}
+        names = (annotations.get(CATALOG_ANNOTATION) or "").strip()
         if names:
             return [self.fixtures[n.strip()] for n in names.split(",") if n.strip() in self.fixtures]
+        if annotations.get(BUNDLE_ANNOTATION):
+            package = self.package_of_bundle(annotations[BUNDLE_ANNOTATION])
+            return [BundleCatalog(package)] if package else []
         image = (catalog_source.get("spec") or {}).get("image")
         return [f for f in self.fixtures.values() if f.serves_image(image)]
+
+    def package_of_bundle(self, image):
+        """The package a bundle image belongs to: its repository's last part without ``-bundle``
+        (``.../gpu-operator-bundle:v24.9.2`` -> ``gpu-operator-certified``); None when none."""
+        repository = image.rsplit("@", 1)[0].rsplit(":", 1)[0] if "/" in image else image
+        stem = repository.rsplit("/", 1)[-1]
+        stem = stem[:-len("-bundle")] if stem.endswith("-bundle") else stem
+        for fixture in self.fixtures.values():
+            for name, package in sorted(fixture.packages.items()):
+                if name == stem or name.startswith(stem + "-"):
+                    return package
+        return None
 
     def package(self, catalog_source, name):
         for fixture in self.for_source(catalog_source):
@@ -197,6 +217,14 @@ class Catalogs:
             for name, package in fixture.packages.items():
                 found.setdefault(name, package)
         return list(found.values())
+
+
+class BundleCatalog:
+    """What a registry serving one bundle serves: that bundle's package."""
+
+    def __init__(self, package):
+        self.name = package.catalog.name
+        self.packages = {package.name: package}
 
 
 def source_ready(catalog_source):

@@ -103,8 +103,22 @@ class CatalogSourceController(Controller):
         source = cluster.store.get(CATALOG_SOURCES, ref.namespace, ref.name)
         if source is None or source["metadata"].get("deletionTimestamp"):
             return None
+        spec = source.get("spec") or {}
+        if spec.get("address") and not spec.get("image"):
+            # a grpc source served by a registry pod of its own (operator-sdk run bundle)
+            bundle = self._served_bundle(ref.namespace, spec["address"])
+            if bundle is None:
+                return 1.0
+            if (source["metadata"].get("annotations") or {}).get(olm.BUNDLE_ANNOTATION) != bundle:
+                def remember(obj):
+                    obj["metadata"].setdefault("annotations", {})[olm.BUNDLE_ANNOTATION] = bundle
+                    return True
+                source = cluster.mutate(cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, remember)
+                if source is None:
+                    return None
         fixtures = catalogs_of(cluster).for_source(source)
-        self._registry_pod(source, bool(fixtures))
+        if not spec.get("address") or spec.get("image"):
+            self._registry_pod(source, bool(fixtures))
         delay = float_annotation(source, "delay-s", 2.0)
         waited = since(source["metadata"].get("creationTimestamp"), self.clock)
         now = self.clock.timestamp()
@@ -134,6 +148,28 @@ class CatalogSourceController(Controller):
         cluster.mutate(cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, write, subresource="status")
         if state == "CONNECTING":
             return delay - waited
+        return None
+
+    def _served_bundle(self, namespace, address):
+        """The bundle image the registry behind ``address`` (``<service>.<namespace>.svc:<port>``)
+        serves: the ``-b``/``--bundles`` argument of its pod's containers; None when unknown yet."""
+        host = address.split(":", 1)[0]
+        service_name, _, rest = host.partition(".")
+        service_namespace = rest.split(".", 1)[0] if rest else namespace
+        service = self.cluster.store.get(("", "services"), service_namespace, service_name)
+        selector = ((service or {}).get("spec") or {}).get("selector") or {}
+        if not selector:
+            return None
+        for pod in self.cluster.store.list(PODS, service_namespace)[0]:
+            labels = pod["metadata"].get("labels") or {}
+            if any(labels.get(k) != v for k, v in selector.items()):
+                continue
+            spec = pod.get("spec") or {}
+            for container in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
+                argv = list(container.get("command") or ()) + list(container.get("args") or ())
+                for flag in ("-b", "--bundles", "--bundle-images"):
+                    if flag in argv[:-1]:
+                        return argv[argv.index(flag) + 1]
         return None
 
     def _registry_pod(self, source, pullable):

@@ -35,8 +35,6 @@ NOT_PROVIDED = {
     "rhods deploy_addon": "installs RHOAI as an OpenShift Dedicated add-on: needs a cloud account (OCM)",
     "storage deploy_aws_efs": "needs an AWS account",
     "storage download_to_image": "builds an image: needs an image build service this project does not drive",
-    "gpu_operator deploy_from_bundle": "installs from an OLM bundle image (operator-sdk run bundle): needs a registry serving the "
-                                       "bundle; use gpu_operator deploy_from_operatorhub with a catalog that has it",
     "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "fine_tuning ray_fine_tuning_job": "needs the Ray operator (KubeRay), which this project does not drive",
