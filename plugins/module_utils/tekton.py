@@ -26,12 +26,12 @@ A ``finally`` task (``gather``) prints every pipeline task's status. Values trav
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import dns_label
 
 API_VERSION = "tekton.dev/v1"
 TASK_NAME = "perfscale-point"
@@ -205,7 +205,7 @@ def render_pipelinerun(section, points, settings):
     run = {
         "apiVersion": API_VERSION,
         "kind": "PipelineRun",
-        "metadata": {"generateName": matrix_lib_name(section["name"]) + "-", "namespace": settings["namespace"],
+        "metadata": {"generateName": dns_label(section["name"], 40, fallback="matrix") + "-", "namespace": settings["namespace"],
                      "labels": dict(LABELS)},
         "spec": {
             "params": [{"name": SECTION_PARAM, "value": json.dumps(section, sort_keys=True)}],
@@ -222,26 +222,3 @@ def render_pipelinerun(section, points, settings):
     if settings.get("service_account"):
         run["spec"]["taskRunTemplate"] = {"serviceAccountName": settings["service_account"]}
     return run
-
-
-def matrix_lib_name(name):
-    label = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
-    return label[:40].rstrip("-") or "matrix"
-
-
-def fan_out(task):
-    """The combinations a pipeline task runs (Tekton's matrix rules: the product of
-    ``matrix.params``, then each ``matrix.include`` entry as its own combination - this renderer
-    never mixes the two); each is a dict of the task's parameter values."""
-    base = {p["name"]: p["value"] for p in task.get("params") or ()}
-    matrix = task.get("matrix") or {}
-    if not matrix:
-        return [base]
-    combinations = []
-    if matrix.get("params"):
-        names = [p["name"] for p in matrix["params"]]
-        for values in itertools.product(*[p["value"] for p in matrix["params"]]):
-            combinations.append(dict(base, **dict(zip(names, values))))
-    for entry in matrix.get("include") or ():
-        combinations.append(dict(base, **{p["name"]: p["value"] for p in entry.get("params") or ()}))
-    return combinations

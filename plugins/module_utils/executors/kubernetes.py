@@ -62,10 +62,10 @@ def poll_pause(elapsed):
     return 0.01 if elapsed < 1.0 else min(POLL_MAX_S, elapsed / 10.0)
 
 
-def dns_label(text, limit):
-    """``text`` as a DNS-1123 label of at most ``limit`` characters."""
+def dns_label(text, limit, fallback="point"):
+    """``text`` as a DNS-1123 label of at most ``limit`` characters (``fallback`` when nothing is left)."""
     label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return label[:limit].rstrip("-") or "point"
+    return label[:limit].rstrip("-") or fallback
 
 
 def job_name(matrix_name, index, run_id):
@@ -194,7 +194,7 @@ def extract_archive(files, directory):
             handle.write(data)
 
 
-def _api_error(exc):
+def api_error(exc):
     """One line for a Kubernetes client error."""
     status = getattr(exc, "status", None)
     if status:
@@ -349,7 +349,7 @@ class KubernetesExecutor(base.Executor):
             batch.create_namespaced_job(self.settings["namespace"], manifest)
         except self._errors() as exc:
             return KubernetesHandle(name, directory, started, error="Job %s/%s could not be created: %s"
-                                    % (self.settings["namespace"], name, _api_error(exc)))
+                                    % (self.settings["namespace"], name, api_error(exc)))
         return KubernetesHandle(name, directory, started)
 
     def _read(self, call, *args, **kwargs):
@@ -459,7 +459,7 @@ class KubernetesExecutor(base.Executor):
             log = self._read(core.read_namespaced_pod_log, handle.pod["metadata"]["name"], self.settings["namespace"],
                              container=CONTAINER).data.decode("utf-8", "replace")
         except self._errors() as exc:
-            log, replacement = None, "its log could not be read: %s" % _api_error(exc)
+            log, replacement = None, "its log could not be read: %s" % api_error(exc)
         if log is not None:
             try:
                 found = parse_archive(log)
@@ -486,7 +486,7 @@ class KubernetesExecutor(base.Executor):
             self._delete(handle)
         except self._errors() as exc:
             if handle.execution is not None:
-                handle.execution.details = dict(handle.execution.details or {}, cleanup_error=_api_error(exc))
+                handle.execution.details = dict(handle.execution.details or {}, cleanup_error=api_error(exc))
 
     def _delete(self, handle, wait=True):
         if self.settings["keep"] and wait:

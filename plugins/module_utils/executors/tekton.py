@@ -103,7 +103,7 @@ class TektonExecutor(base.Executor):
             self._apply_task(custom, task)
             created = custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "pipelineruns", run)
         except k8s.client_errors() as exc:
-            raise MatrixError("tekton: the PipelineRun could not be created in %s: %s" % (namespace, k8s._api_error(exc))) \
+            raise MatrixError("tekton: the PipelineRun could not be created in %s: %s" % (namespace, k8s.api_error(exc))) \
                 from None
         name = created["metadata"]["name"]
         final = self._follow(custom, name, len(points))

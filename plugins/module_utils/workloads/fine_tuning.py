@@ -19,6 +19,7 @@ import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning_report import fine_tuning_report
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators
 from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
     Format,
     HigherBetter,
@@ -128,10 +129,8 @@ def parse_once(ctx, settings):
     return results
 
 
-def parse_always(entry):
-    entry.results["test_path"] = entry.relative
-    if not entry.results.get("run_id"):
-        entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+# where the tree is now (test_path, and a run id for a tree without run.json): the same rule
+parse_always = perf_indicators.parse_always
 
 
 # --------------------------------------------------------------------------

@@ -11,6 +11,9 @@ import sys
 import pytest
 import yaml
 
+from kube_fixtures import REPO_ROOT as REPO  # also puts kubesim on the path
+from kubesim.controllers.tekton import fan_out
+
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils import tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
@@ -19,7 +22,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.executors import
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import validation
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VALIDATOR = validation.OpenAPIDefinitionsValidator()
 
 
@@ -56,7 +58,7 @@ def execute(run):
                  and all(ended.get(dep, time + 1) <= time for dep in t.get("runAfter", ()))]
         assert ready, "a cycle or a dangling runAfter"
         for name in ready:
-            for combination in tekton.fan_out(tasks[name]):
+            for combination in fan_out(tasks[name]):
                 started.append((time, combination))
             ended[name] = time + 1
         time += 1
