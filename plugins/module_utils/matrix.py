@@ -343,7 +343,7 @@ def read_exit_code(directory):
         return None
 
 
-def _archive_previous_attempt(directory):
+def archive_previous_attempt(directory):
     """Move the files of an earlier attempt aside (never delete them)."""
     leftovers = [n for n in os.listdir(directory) if n not in (artifacts.SETTINGS_FILE, PREVIOUS_DIR)]
     if not leftovers:
@@ -437,7 +437,7 @@ class MatrixRunner:
 
     def run_point(self, point):
         directory = point.directory
-        _archive_previous_attempt(directory)
+        archive_previous_attempt(directory)
         started_at, started = _now(), time.monotonic()
         # the host's load while the point ran (regression.noise flags a loaded host)
         load_start = list(os.getloadavg())

@@ -93,6 +93,14 @@ class Harness:
 
     name = None
     description = ""
+    # whether the points' commands can run on an inventory host (the benchmark_hosts group) with
+    # only what host_files() ships there: nothing of the controller, its configuration or clusters
+    runs_on_hosts = False
+
+    def host_files(self):
+        """{file name: local path} of the files a host needs to run this harness's points; a point's
+        argv naming one of those paths gets the file's place on the host instead."""
+        return {}
 
     def known_settings(self, section):
         """Setting names a point may have (a set), or None when anything goes."""

@@ -60,6 +60,12 @@ def _custom_command(name, spec, settings):
 class PerfIndicatorHarness(base.Harness):
     name = "perf_indicator"
     description = "Performance indicators (matmul, conv1d, conv2d on numpy or torch) and your own commands"
+    # the built-in indicators are one script of the standard library plus numpy or torch; custom
+    # indicators' commands must exist on the host
+    runs_on_hosts = True
+
+    def host_files(self):
+        return {"indicators.py": indicator_script()}
 
     @staticmethod
     def _custom(section):

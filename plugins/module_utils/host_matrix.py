@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The benchmark matrix on inventory hosts (the ``benchmark_hosts`` group).
+
+The controller plans and keeps the tree; each host only runs commands:
+
+1. ``plan_host`` (controller): the points of ``tests.benchmark``, planned with the
+   placeholders ``@python@`` (the host's interpreter) and ``@harness_dir@`` (where
+   the harness's own files land on the host), under ``<run>/hosts/<host>/`` where
+   the host's matrix directory is prepared (or resumed) as the local executor's
+   would be. What the host gets is a *payload*: the points still to run, the
+   harness's files (the built-in indicators' script: standard library and numpy or
+   torch only) and the run policy. Nothing of pandas, plotly or pydantic.
+2. ``run_payload`` (the host, in the module ``matrix_host_run``): writes the
+   harness's files, runs the points with the local executor and the same
+   ``MatrixRunner`` (parallelism, timeout, stop_on_error, the harness contract),
+   then packs the point directories into one ``tar.gz``.
+3. ``unpack_points`` (controller): the archive fetched back is checked (only
+   regular files inside the point directories of the payload) and unpacked into
+   the host's matrix directory, an earlier attempt of a point moved aside first.
+
+A ``settings.yaml`` in ``hosts/<host>/`` gives every point of the host the
+setting ``benchmark_host``, and the host's environment capture beside its matrix
+is the one post-processing finds for its points: KPIs carry the host's name and
+fingerprint (CPU, memory, GPUs).
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+import time
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
+
+GROUP = "benchmark_hosts"
+HOSTS_DIR = "hosts"
+HOST_SETTING = "benchmark_host"
+PYTHON_TOKEN = "@python@"
+HARNESS_DIR_TOKEN = "@harness_dir@"
+HARNESS_DIR = "harness"
+POINTS_DIR = "points"
+ARCHIVE = "points.tar.gz"
+PAYLOAD_FORMAT = 1
+
+
+def host_parent(run_root, host):
+    """``<run>/hosts/<host>``: the host's part of the run tree (created with its settings.yaml)."""
+    if not host or host in (".", "..") or "/" in host or "\0" in host:
+        raise MatrixError("inventory host name %r cannot name a directory of the run" % host)
+    parent = os.path.join(run_root, HOSTS_DIR, host)
+    os.makedirs(parent, exist_ok=True)
+    settings = os.path.join(parent, artifacts.SETTINGS_FILE)
+    if not os.path.exists(settings):
+        artifacts.write_yaml_atomic(settings, {HOST_SETTING: host})
+    return parent
+
+
+def check_plan(plan):
+    """The plan can run on inventory hosts: the harness is self-contained and the executor local."""
+    section = plan.section
+    if not getattr(plan.harness, "runs_on_hosts", False):
+        raise MatrixError("tests.benchmark.harness %s cannot run on the inventory group %s (it needs the controller); "
+                          "harnesses that can: the ones with self-contained commands (perf_indicator)"
+                          % (plan.harness.name, GROUP))
+    if section["executor"] != "local":
+        raise MatrixError("tests.benchmark.executor %s with the inventory group %s: expected local (each host runs "
+                          "its points as subprocesses); remove the group to use %s"
+                          % (section["executor"], GROUP, section["executor"]))
+
+
+def _shipped_argv(argv, shipped):
+    """argv with each harness file's local path replaced by its place on the host."""
+    local_to_host = {path: "%s/%s" % (HARNESS_DIR_TOKEN, name) for name, path in shipped.items()}
+    return [local_to_host.get(part, part) for part in argv]
+
+
+def plan_host(plan, run_root, host):
+    """Prepare ``host``'s matrix directory on the controller; returns ``(matrix_dir, resumed, payload)``
+    where the payload holds only the points still to run (``points`` empty: nothing to do)."""
+    check_plan(plan)
+    section = plan.section
+    parent = host_parent(run_root, host)
+    matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent, plan.points, name=section["name"], spec=section)
+    shipped = plan.harness.host_files()
+    files = {}
+    for name, path in sorted(shipped.items()):
+        with open(path, encoding="utf-8") as handle:
+            files[name] = handle.read()
+    points = []
+    for point in plan.points:
+        if matrix_lib.read_exit_code(point.directory) == 0:
+            continue
+        points.append({"name": point.name, "index": point.index, "directory": os.path.basename(point.directory),
+                       "argv": _shipped_argv(point.command.argv, shipped), "env": point.command.env,
+                       "threads": point.command.threads})
+    payload = {"format": PAYLOAD_FORMAT, "harness": plan.harness.name, "files": files, "points": points,
+               "timeout_s": section["timeout_s"], "parallelism": section["parallelism"],
+               "stop_on_error": section["stop_on_error"],
+               "section": {"name": section["name"], "harness": section["harness"]}}
+    return matrix_dir, resumed, payload
+
+
+# --------------------------------------------------------------------------
+# on the host
+
+
+def _substitute(text, python, harness_dir):
+    return text.replace(PYTHON_TOKEN, python).replace(HARNESS_DIR_TOKEN, harness_dir)
+
+
+def _check_payload(payload):
+    if not isinstance(payload, dict) or payload.get("format") != PAYLOAD_FORMAT:
+        raise MatrixError("matrix payload: expected format %d (controller and host run different releases of the "
+                          "collection?)" % PAYLOAD_FORMAT)
+    for entry in payload.get("points") or ():
+        name = entry.get("directory") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or name in (".", "..") or "/" in name:
+            raise MatrixError("matrix payload: point directory %r is not a directory name" % (name,))
+    for name in payload.get("files") or {}:
+        if not name or name in (".", "..") or "/" in name:
+            raise MatrixError("matrix payload: harness file %r is not a file name" % (name,))
+
+
+def run_payload(payload, work_dir, harness, python, executor, controller_alive=None):
+    """Run the payload's points in ``work_dir`` (on the host); returns the runner's summary with
+    ``archive``: the path of the ``tar.gz`` of the point directories."""
+    _check_payload(payload)
+    harness_dir = os.path.join(work_dir, HARNESS_DIR)
+    points_dir = os.path.join(work_dir, POINTS_DIR)
+    os.makedirs(harness_dir, exist_ok=True)
+    os.makedirs(points_dir, exist_ok=True)
+    for name, text in (payload.get("files") or {}).items():
+        artifacts.write_text_atomic(os.path.join(harness_dir, name), text)
+    from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
+
+    points = []
+    for entry in payload["points"]:
+        argv = [_substitute(part, python, harness_dir) for part in entry["argv"]]
+        env = {key: _substitute(str(value), python, harness_dir) for key, value in (entry.get("env") or {}).items()}
+        point = matrix_lib.Point(entry["index"], entry["name"], None, harness_base.PointCommand(argv, env, entry.get("threads")))
+        point.directory = os.path.join(points_dir, entry["directory"])
+        os.makedirs(point.directory, exist_ok=True)
+        points.append(point)
+    started = time.monotonic()
+    runner = matrix_lib.MatrixRunner(points_dir, points, timeout=payload["timeout_s"], harness=harness,
+                                     executor=executor, parallelism=payload["parallelism"],
+                                     stop_on_error=payload["stop_on_error"], controller_alive=controller_alive,
+                                     section=payload.get("section"))
+    summary = runner.run()
+    summary["failed_points"] = [dict(item, directory=os.path.basename(item["directory"]))
+                                for item in summary["failed_points"]]
+    summary["matrix_dir"] = points_dir
+    summary["archive"] = pack_points(points_dir, [os.path.basename(p.directory) for p in points],
+                                     os.path.join(work_dir, ARCHIVE))
+    summary["host_seconds"] = round(time.monotonic() - started, 3)
+    return summary
+
+
+def pack_points(points_dir, directories, archive):
+    """A ``tar.gz`` of the finished point directories (regular files and directories only)."""
+    with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
+        for name in directories:
+            path = os.path.join(points_dir, name)
+            if not os.path.exists(os.path.join(path, artifacts.EXIT_CODE_FILE)):
+                continue  # not finished (stopped or abandoned): it runs again on resume
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for filename in sorted(files):
+                    full = os.path.join(root, filename)
+                    if os.path.isfile(full) and not os.path.islink(full):
+                        tar.add(full, arcname=os.path.relpath(full, points_dir), recursive=False)
+    return archive
+
+
+# --------------------------------------------------------------------------
+# back on the controller
+
+
+def unpack_points(archive, matrix_dir, directories):
+    """Unpack a host's archive into its matrix directory; ``directories``: the point directory
+    names the payload sent. Every member is checked before anything is written: a regular
+    file inside one of those directories. Returns the point directories unpacked."""
+    allowed = set(directories)
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = tar.getmembers()
+            for member in members:
+                parts = member.name.split("/")
+                if (not member.isfile() or os.path.isabs(member.name) or ".." in parts or len(parts) < 2
+                        or parts[0] not in allowed):
+                    raise MatrixError("%s: member %r is not a file of a point directory the host was given; "
+                                      "nothing was unpacked" % (archive, member.name))
+            finished = sorted({m.name.split("/")[0] for m in members})
+            for name in finished:
+                # the controller's copy keeps settings.yaml; an earlier attempt's files move aside
+                matrix_lib.archive_previous_attempt(os.path.join(matrix_dir, name))
+            tar.extractall(matrix_dir, members=members, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise MatrixError("%s: the host's archive of its point directories is unreadable: %s" % (archive, exc)) from None
+    return finished
+
+
+# --------------------------------------------------------------------------
+# the verdict over every host
+
+
+def host_outcomes(results):
+    """``results``: {host: its matrix_host_run result, or None when it has none (the play never
+    reached it)}. Returns ``{"hosts", "failed_hosts", "failed_points", "lines"}``: the hosts that could
+    not run their matrix (unreachable, a module error) with their one line, every failed point with
+    its host, and one line per host for the play's output."""
+    failed_hosts, failed_points, lines = [], [], []
+    for host in sorted(results):
+        result = results[host]
+        if not isinstance(result, dict):
+            failed_hosts.append({"host": host, "msg": "did not run the matrix (the play never reached it)"})
+        elif result.get("unreachable"):
+            failed_hosts.append({"host": host, "msg": "unreachable: %s" % " ".join(str(result.get("msg", "")).split())})
+        elif result.get("failed"):
+            failed_hosts.append({"host": host, "msg": " ".join(str(result.get("msg", "failed")).split())})
+        elif result.get("skipped"):
+            lines.append("%s: skipped" % host)
+            continue
+        else:
+            for point in result.get("failed_points") or ():
+                failed_points.append(dict(point, host=host, label="%s:%s" % (host, point.get("name"))))
+            lines.append(str(result.get("msg") or "%s: done" % host))
+            continue
+        lines.append("%s: FAILED: %s" % (host, failed_hosts[-1]["msg"]))
+    return {"hosts": sorted(results), "failed_hosts": failed_hosts, "failed_points": failed_points, "lines": lines}
