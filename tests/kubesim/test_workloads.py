@@ -184,6 +184,21 @@ def test_job_pods_run_their_command_locally(kubectl):
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 7
 
 
+def test_indexed_job_with_backoff_limit_per_index_lets_the_other_indexes_finish(kubectl):
+    script = "import os, sys; sys.exit(3 if os.environ['JOB_COMPLETION_INDEX'] == '1' else 0)"
+    users = job("per-index", annotations={PREFIX + "run-local": "true"}, command=[sys.executable, "-c", script],
+                completionMode="Indexed", completions=4, parallelism=4, backoffLimitPerIndex=0)
+    apply(kubectl, users)
+    kubectl("wait", "--for=condition=failed", "job/per-index", "--timeout=60s")
+    status = get(kubectl, "job", "per-index")["status"]
+    # index 1 failed once and was not retried; the others ran to the end
+    assert (status["completedIndexes"], status["failedIndexes"], status["succeeded"], status["failed"]) == \
+        ("0,2-3", "1", 3, 1)
+    assert next(c for c in status["conditions"] if c["type"] == "Failed")["reason"] == "FailedIndexes"
+    pods = get(kubectl, "pods", "-l", "job-name=per-index")["items"]
+    assert len(pods) == 4
+
+
 def test_statefulset_ordinals_and_volumes(kubectl):
     apply(kubectl, {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
                     "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
