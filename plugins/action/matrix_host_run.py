@@ -82,7 +82,8 @@ class ActionModule(PerfscaleAction):
         try:
             if args["capture_environment"]:
                 self._capture_environment(os.path.dirname(matrix_dir), args, task_vars)
-            self._make_tmp_path()
+            if self._connection._shell.tmpdir is None:
+                self._make_tmp_path()
             work_dir = self._connection._shell.join_path(self._connection._shell.tmpdir, "perfscale-matrix")
             display.display("%s: running %d of %d point(s)" % (host, len(pending), total))
             outcome = self._run_module(MODULE, {"payload": payload, "work_dir": work_dir}, task_vars)
