@@ -17,8 +17,10 @@ no manager, as on a real server):
 - pods and pod templates: ``restartPolicy: Always``, ``dnsPolicy: ClusterFirst``,
   ``schedulerName: default-scheduler``, ``terminationGracePeriodSeconds: 30``;
   pods: ``serviceAccountName: default``, ``priority: 0``;
-- Secret: ``type: Opaque``.
+- Secret: ``type: Opaque``; ``stringData`` merged into ``data`` (base64) and dropped.
 """
+
+import base64
 
 from kubesim.errors import ApiError
 
@@ -115,7 +117,15 @@ def default_job(cluster, obj, old):
 
 
 def default_secret(cluster, obj, old):
+    """``type`` Opaque by default; ``stringData`` is write-only: merged into ``data`` (base64; it wins
+    over a ``data`` key of the same name) and never stored, as the API server does."""
     obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if string_data:
+        data = dict(obj.get("data") or {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+        obj["data"] = data
 
 
 DEFAULTERS = {

@@ -50,7 +50,7 @@ NOT_PROVIDED.update({name: _NOT_YET for name in (
     "rhods reset_prometheus_db", "rhods dump_prometheus_db",
     "local_ci run",
     "server deploy_opensearch", "server deploy_nginx_server", "server deploy_ldap",
-    "server undeploy_ldap", "server deploy_minio_s3_server",
+    "server undeploy_ldap",
 )})
 
 

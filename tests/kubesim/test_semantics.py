@@ -58,6 +58,15 @@ def test_field_validation_modes(http):
     assert code == 200
 
 
+def test_secret_string_data_is_merged_into_data_and_not_stored(http):
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "sd"},
+            "data": {"a": "b2xk", "keep": "eA=="}, "stringData": {"a": "new", "b": "two"}}
+    code, _, obj = http("POST", "/api/v1/namespaces/default/secrets", body)
+    assert code == 201 and "stringData" not in obj and obj["type"] == "Opaque"
+    assert obj["data"] == {"a": "bmV3", "b": "dHdv", "keep": "eA=="}
+    assert "stringData" not in http("GET", "/api/v1/namespaces/default/secrets/sd")[2]
+
+
 def test_finalizers_keep_object_until_removed(http):
     http("POST", "/api/v1/namespaces/default/configmaps", cm("held", finalizers=["example.com/hold"]))
     code, _, obj = http("DELETE", "/api/v1/namespaces/default/configmaps/held")
