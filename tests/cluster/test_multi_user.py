@@ -124,6 +124,18 @@ def test_what_is_not_supported_is_refused_in_one_line(toolbox, tmp_path):
     assert "ci_command" in missing.flat
 
 
+def test_launch_as_daemon_starts_the_users_and_returns(toolbox, kube, tmp_path):
+    run = toolbox("local_ci run_multi", {"ci_command": "sleep 30", "user_count": 2, "namespace": "scale",
+                                         "job_name": "daemon", "launch_as_daemon": True}, tmp_path)
+    assert run.returncode == 0, run.output
+    assert "not waited for (launch_as_daemon)" in read(run.command_dir, "daemon.txt")
+    job = kube.get("Job", "daemon", "scale", api_version="batch/v1")
+    assert job["spec"]["completions"] == 2 and "Complete" not in str(job.get("status"))
+    assert not [d for d in os.listdir(run.command_dir) if "__user_" in d]
+    kube.dynamic.resources.get(api_version="batch/v1", kind="Job").delete(
+        name="daemon", namespace="scale", body={"propagationPolicy": "Background"})
+
+
 def test_the_redis_server_is_deployed_and_its_address_written(toolbox, kube, tmp_path):
     run = toolbox("server deploy_redis_server", {"namespace": "barrier"}, tmp_path)
     assert run.returncode == 0, run.output
