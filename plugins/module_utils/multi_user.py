@@ -94,6 +94,38 @@ def write_user(directory, index, pod, log):
     return record
 
 
+def fetch_s3_artifacts(directory, record, client, bucket):
+    """Bring a user's artifacts back from the S3 store (``artifacts_s3_key`` of its record) into its
+    directory; every member is checked (a regular file inside the directory) before anything is
+    written. Updates and returns the record (an error makes the user failed)."""
+    import io
+    import tarfile
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils.s3_client import S3Error
+
+    key = record.get("artifacts_s3_key")
+    if not key:
+        return record
+    try:
+        data = client.get_object(bucket, key)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            members = tar.getmembers()
+            for member in members:
+                parts = member.name.split("/")
+                if not member.isfile() or os.path.isabs(member.name) or ".." in parts:
+                    raise ValueError("member %r is not a file inside the user's directory" % member.name)
+            tar.extractall(directory, members=members, filter="data")
+    except S3Error as exc:
+        record["error"] = "its artifacts could not be downloaded: %s" % exc
+    except (tarfile.TarError, EOFError, ValueError, OSError) as exc:
+        record["error"] = "its artifacts archive %s is unusable: %s" % (key, exc)
+    if record.get("error"):
+        record["succeeded"] = False
+        artifacts.write_failure(directory, "user %d: %s" % (record["user_index"], record["error"]))
+    artifacts.write_json_atomic(os.path.join(directory, USER_FILE), record)
+    return record
+
+
 def read_json(path):
     import json
 

@@ -19,7 +19,10 @@
    and ``ARTIFACT_DIR`` (that directory) in its environment.
 5. **Report**: ``user.json`` (index, exit code, when it was ready, passed the barrier, started and
    ended) and, with ``PERFSCALE_MULTI_RETRIEVE_ARTIFACTS=1``, the whole directory, go back to the
-   controller through the pod log in the point-archive format of ``executors/pod_point.py``.
+   controller through the pod log in the point-archive format of ``executors/pod_point.py``. With
+   an S3 store (``PERFSCALE_MULTI_S3_ENDPOINT``, ``_S3_BUCKET``, ``_S3_PREFIX``, ``_S3_ACCESS_KEY``,
+   ``_S3_SECRET_KEY``: MinIO from ``server deploy_minio_s3_server``) the directory is uploaded there
+   instead, as ``<prefix>/user_<i>.tar.gz``, and ``user.json`` names it.
 
 It imports the standard library only (the user's image needs nothing else).
 """
@@ -40,13 +43,17 @@ EXIT_ABORTED = 3
 KEY_TTL_S = 86400
 
 
-def _pod_point():
-    """``executors/pod_point.py`` beside this script (loaded by path: no package to import)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executors", "pod_point.py")
-    spec = importlib.util.spec_from_file_location("perfscale_pod_point", path)
+def _sibling(relative, name):
+    """A module of the collection beside this script, loaded by path (no package to import)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), relative)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _pod_point():
+    return _sibling(os.path.join("executors", "pod_point.py"), "perfscale_pod_point")
 
 
 class RedisError(Exception):
@@ -116,7 +123,32 @@ def settings_from_env():
         "batch_size": max(1, int(_env("USER_BATCH_SIZE", "1"))),
         "abort_on_failure": _env("ABORT_ON_FAILURE", "0") == "1",
         "retrieve_artifacts": _env("RETRIEVE_ARTIFACTS", "0") == "1",
+        "s3": {key: _env("S3_" + key.upper()) for key in ("endpoint", "bucket", "prefix", "access_key", "secret_key")}
+        if _env("S3_ENDPOINT") else None,
     }
+
+
+def upload_artifacts(settings, workdir):
+    """The user's directory as ``<prefix>/user_<i>.tar.gz`` in the S3 store; its key."""
+    import io
+    import tarfile
+
+    s3 = settings["s3"]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for root, _dirs, names in os.walk(workdir):
+            for name in sorted(names):
+                path = os.path.join(root, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    tar.add(path, arcname=os.path.relpath(path, workdir), recursive=False)
+    key = "%s/user_%d.tar.gz" % ((s3.get("prefix") or "perfscale").strip("/"), settings["index"])
+    client = _sibling("s3_client.py", "perfscale_s3_client")
+    try:
+        client.S3Client(s3["endpoint"], s3.get("access_key") or "", s3.get("secret_key") or "").put_object(
+            s3["bucket"], key, buffer.getvalue())
+    except client.S3Error as exc:
+        raise OSError("its artifacts could not be uploaded: %s" % exc) from None
+    return key
 
 
 def own_delay(settings):
@@ -191,7 +223,14 @@ def main():
     os.makedirs(report)
     try:
         code, record = run_user(settings, workdir, pod_point)
-        target = workdir if settings["retrieve_artifacts"] else report
+        through_s3 = settings["retrieve_artifacts"] and settings["s3"] is not None
+        if through_s3:
+            try:
+                record["artifacts_s3_key"] = upload_artifacts(settings, workdir)
+            except OSError as exc:
+                record["error"] = str(exc)
+                code = code or 1
+        target = workdir if settings["retrieve_artifacts"] and not through_s3 else report
         with open(os.path.join(target, USER_FILE), "w", encoding="utf-8") as handle:
             json.dump(record, handle)
         sys.stdout.write("multi_user_pod: user %d exited with %s\n" % (settings["index"], record["exit_code"]))

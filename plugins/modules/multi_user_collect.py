@@ -50,6 +50,12 @@ options:
     description: Logs read at once.
     type: int
     default: 8
+  s3:
+    description:
+      - The S3 store the users uploaded their artifacts to (C(local_ci run_multi) with MinIO) - C(endpoint_url)
+        (as this controller reaches it), C(bucket), C(access_key), C(secret_key). Each user's archive named in its
+        C(user.json) is downloaded and unpacked into its directory.
+    type: dict
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - perfscale.topsail.action_attributes.module
@@ -93,6 +99,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import multi_user
+from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
 
 try:
     from kubernetes.dynamic.exceptions import DynamicApiError
@@ -109,6 +116,7 @@ def argspec():
         dest=dict(type="path", required=True),
         need_all_success=dict(type="bool", default=False),
         workers=dict(type="int", default=8),
+        s3=dict(type="dict", no_log=True),
     )
     return args
 
@@ -118,6 +126,10 @@ def execute_module(svc, params):
     listed = pods_api.get(namespace=params["namespace"], label_selector="job-name=%s" % params["job_name"]).to_dict()
     latest = multi_user.latest_pod_per_user(listed.get("items") or [])
     count = params["user_count"]
+    store = params.get("s3")
+    client = None
+    if store:
+        client = s3_client.S3Client(store.get("endpoint_url"), store.get("access_key") or "", store.get("secret_key") or "")
 
     def collect(index):
         pod = latest[index]
@@ -127,7 +139,10 @@ def execute_module(svc, params):
         except DynamicApiError:
             log = None
         directory = os.path.join(params["dest"], multi_user.user_dir_name(index, count))
-        return index, multi_user.write_user(directory, index, pod, log)
+        record = multi_user.write_user(directory, index, pod, log)
+        if client is not None:
+            record = multi_user.fetch_s3_artifacts(directory, record, client, store.get("bucket"))
+        return index, record
 
     records = {}
     wanted = sorted(i for i in latest if 0 <= i < count)
@@ -154,6 +169,8 @@ def main():
         module.exit_json(**execute_module(svc, module.params))
     except CoreException as exc:
         module.fail_from_exception(exc)
+    except s3_client.S3Error as exc:
+        module.fail_json(msg="multi_user_collect: %s" % exc)
     except OSError as exc:
         module.fail_json(msg="multi_user_collect: %s: %s" % (exc.filename or module.params["dest"], exc.strerror or exc))
 

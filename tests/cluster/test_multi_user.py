@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import read
+from helpers import grep_tree
 
 SIM_SETTINGS = dict(profile="vanilla", time_scale=1, pod_start_delay=0, run_local_pods=True, max_local_pods=1100)
 REDIS = shutil.which("redis-server")
@@ -115,13 +116,75 @@ def test_a_thousand_users_pass_the_barrier_together(toolbox, sim, kube, redis, t
     print("1,000 users: %.1f s, start skew %.3f s" % (elapsed, summary["start_skew_s"]))
 
 
-def test_what_is_not_supported_is_refused_in_one_line(toolbox, tmp_path):
-    run = toolbox("local_ci run_multi", {"ci_command": "true", "minio_namespace": "minio"}, tmp_path)
+def test_what_is_not_supported_or_incomplete_is_refused_in_one_line(toolbox, tmp_path):
+    run = toolbox("local_ci run_multi", {"ci_command": "true", "minio_namespace": "minio", "capture_prom_db": True},
+                  tmp_path)
     assert run.returncode != 0
-    assert "artifacts through MinIO are not supported yet" in read(run.command_dir, "FAILURE")
+    failure = read(run.command_dir, "FAILURE")
+    assert "minio_namespace: expected minio_bucket_name, and secret_name with the key minio_secret_key_key" in failure
+    assert "capture_prom_db=true is not supported yet" in failure
     missing = toolbox("local_ci run_multi", {"user_count": 2}, tmp_path / "missing")
     assert missing.returncode != 0
     assert "ci_command" in missing.flat
+
+
+@pytest.fixture(scope="module")
+def s3_server(tmp_path_factory):
+    """moto's S3 server on 127.0.0.1 (standing in for MinIO), with the bucket ``results``."""
+    import sys
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "moto_server"), "-H", "127.0.0.1",
+                               "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % port
+    client = s3_client.S3Client(url, "minio", MINIO_PASSWORD)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client.create_bucket("results")
+            break
+        except s3_client.S3Error:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    yield url, client
+    server.terminate()
+    server.wait(timeout=10)
+
+
+MINIO_PASSWORD = "Us3rs-MinIO-9b2e"
+
+
+def test_users_artifacts_go_through_minio_and_the_password_stays_secret(toolbox, kube, s3_server, tmp_path):
+    url, client = s3_server
+    secrets = kube.dynamic.resources.get(api_version="v1", kind="Secret")
+    kube.dynamic.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": "s3users"}})
+    secrets.create(namespace="s3users", body={"metadata": {"name": "users"}, "stringData": {"minio_password": MINIO_PASSWORD}})
+    run = toolbox("local_ci run_multi", {
+        "ci_command": 'seq 1 2000 > "$ARTIFACT_DIR/numbers.txt"; echo "$USER_INDEX" > "$ARTIFACT_DIR/me.txt"',
+        "user_count": 3, "namespace": "s3users", "job_name": "uploaders", "retrieve_artifacts": True,
+        "secret_name": "users", "minio_namespace": "minio", "minio_bucket_name": "results",
+        "minio_secret_key_key": "minio_password", "minio_endpoint_url": url}, tmp_path)
+    assert run.returncode == 0, run.output
+    records, directories = users(run.command_dir)
+    for record, directory in zip(records, directories):
+        assert record["succeeded"], record
+        assert record["artifacts_s3_key"].endswith("/user_%d.tar.gz" % record["user_index"])
+        assert read(directory, "me.txt") == "%d\n" % record["user_index"]
+        assert len(read(directory, "numbers.txt").splitlines()) == 2000
+        # it is in the bucket, where the user put it
+        assert len(client.get_object("results", record["artifacts_s3_key"])) > 0
+    assert MINIO_PASSWORD not in run.output
+    assert grep_tree(str(tmp_path), MINIO_PASSWORD) == []
+    missing = toolbox("local_ci run_multi", {"ci_command": "true", "namespace": "s3users", "secret_name": "users",
+                                             "minio_namespace": "minio", "minio_bucket_name": "results",
+                                             "minio_secret_key_key": "nope"}, tmp_path / "missing")
+    assert missing.returncode != 0
+    assert "Secret s3users/users: expected the key nope" in read(missing.command_dir, "FAILURE")
 
 
 def test_launch_as_daemon_starts_the_users_and_returns(toolbox, kube, tmp_path):
