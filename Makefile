@@ -116,11 +116,12 @@ sanity: setup
 integration: setup-test
 	$(BIN)/python -m pytest tests/integration -q
 
-bench: setup
+bench: setup s3-server
 	cd benchmarks && ../$(BIN)/python harness_fidelity.py
 	cd benchmarks && ../$(BIN)/python matrix_overhead.py
 	cd benchmarks && ../$(BIN)/python parse_cache.py
 	cd benchmarks && ../$(BIN)/python kubernetes_executor_overhead.py
+	cd benchmarks && ../$(BIN)/python download_modes.py
 
 # the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
 # offline by ansible-builder from execution-environment/ and the collection's tarball

@@ -37,14 +37,35 @@ step() {
   fi
 }
 
+lint_steps() {
+  failed=()  # this runs in a subshell: its failures are handed back through a file
+  step yamllint "$bin/yamllint" -s .
+  step ansible-lint "$bin/ansible-lint" -q --profile production
+  step molecule "$bin/molecule" test
+  step sanity tests/sanity.sh
+  printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lint-failed"
+}
+
 step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider "${workers[@]}"
 step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${busy_workers[@]}"
 step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}"
+# the lint steps are one process each at a time: they run beside the cluster step, whose workers
+# wait on simulated clusters part of the time (their output follows the cluster step's)
+echo "=== lint steps (yamllint, ansible-lint, molecule, sanity) start beside the cluster step"
+lint_start=$SECONDS
+lint_steps > "$ANSIBLE_HOME/lint.log" 2>&1 &
+lint_pid=$!
 step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider --durations=10 "${busy_workers[@]}"
-step yamllint "$bin/yamllint" -s .
-step ansible-lint "$bin/ansible-lint" -q --profile production
-step molecule "$bin/molecule" test
-step sanity tests/sanity.sh
+wait "$lint_pid"
+cat "$ANSIBLE_HOME/lint.log"
+echo "=== lint steps: done $((SECONDS - lint_start)) s after they started"
+if [ -f "$ANSIBLE_HOME/lint-failed" ]; then
+  while read -r name; do
+    if [ -n "$name" ]; then failed+=("$name"); fi
+  done < "$ANSIBLE_HOME/lint-failed"
+else
+  failed+=("lint steps")
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED steps: ${failed[*]}"

@@ -16,6 +16,7 @@ alone.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
@@ -129,6 +130,7 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
                                                             artifacts.EXIT_CODE_FILE))
     result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
     noise = config_schema.read_section(config, "regression")["noise"] if "regression" in config else None
+    run_urls = RunArtifactsUrls(results_dir)
     for entry in entries:
         try:
             payload, warnings = build_payload(entry, workload, labels_model, strict, noise)
@@ -140,8 +142,34 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
         if payload["kpis"]:
             result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], {
                 "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name,
-                "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"]}))
+                "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"],
+                "artifacts_url": run_urls.of(entry.test_dir)}))
     return result
+
+
+class RunArtifactsUrls:
+    """Where each test's run was uploaded (``artifacts_url`` of the nearest ``run.json``), so that
+    a KPI document links to its artifacts; None for a run that was not exported."""
+
+    def __init__(self, results_dir):
+        self.results_dir = results_dir
+        self._globs = {}
+        self._urls = {}
+
+    def of(self, test_dir):
+        path = results_tree.resolve_artifact_paths(test_dir, self.results_dir, {"run": run_context.RUN_INFO_FILE},
+                                                   self._globs)["run"]
+        if path not in self._urls:
+            url = None
+            if path:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        info = json.load(handle)
+                    url = info.get("artifacts_url") if isinstance(info, dict) else None
+                except (OSError, ValueError):
+                    url = None
+            self._urls[path] = url
+        return self._urls[path]
 
 
 def header_notes(parsed):

@@ -67,10 +67,11 @@ def _link_out(label, path):
 # discovery
 
 
-def find_test_roots(results_dir):
-    """Test root directories below ``results_dir``, in sorted walk order."""
+def find_test_roots(results_dir, walk=os.walk):
+    """Test root directories below ``results_dir``, in sorted walk order. ``walk`` is
+    ``os.walk`` or one with its contract over another tree (the files of a bucket)."""
     roots = []
-    for directory, dirnames, filenames in os.walk(results_dir):
+    for directory, dirnames, filenames in walk(results_dir):
         dirnames.sort()
         if SKIP_FILE in filenames:
             dirnames[:] = []
@@ -133,14 +134,15 @@ class SettingsReader:
         return merged
 
 
-def resolve_artifact_paths(test_dir, results_dir, dirnames, memo=None):
+def resolve_artifact_paths(test_dir, results_dir, dirnames, memo=None, listdir=None):
     """Resolve globs such as ``*__host__capture_environment`` for one test.
 
     Each glob is looked up in the test directory, then in each parent up to the
     results directory; at the first level with matches, the last one (highest
     index) wins. No match gives ``None``. ``memo`` (one per walk) keeps the
     result of each (directory, glob), so sibling tests do not list their shared
-    parents again: the walk stays linear in the number of tests.
+    parents again: the walk stays linear in the number of tests. ``listdir``
+    lists another tree (the files of a bucket, which has no links) instead.
     """
     results_dir = os.path.abspath(results_dir)
     results_real = os.path.realpath(results_dir)
@@ -152,12 +154,12 @@ def resolve_artifact_paths(test_dir, results_dir, dirnames, memo=None):
         while True:
             if (current, pattern) not in memo:
                 try:
-                    names = os.listdir(current)
+                    names = (listdir or os.listdir)(current)
                 except OSError:
                     names = []
                 # a match that is a link out of the results directory is not one
                 matches = sorted((n for n in names if fnmatch.fnmatchcase(n, pattern)
-                                  and within(os.path.join(current, n), results_real)), key=_index_key)
+                                  and (listdir or within(os.path.join(current, n), results_real))), key=_index_key)
                 memo[(current, pattern)] = os.path.join(current, matches[-1]) if matches else None
             found = memo[(current, pattern)]
             if found or current == results_dir or os.path.dirname(current) == current:
@@ -275,7 +277,9 @@ def workload_fingerprint(workload):
     return digest.hexdigest()
 
 
-def _cache_is_fresh(cache, fingerprint, test_dir, stat):
+def cache_is_fresh(cache, fingerprint, test_dir, stat, local_state=_file_state):
+    """Whether a parse cache still holds: same workload code, every file it read in the state it had.
+    ``stat`` gives the state of a file shared with other tests, ``local_state`` of the test's own."""
     if cache.get("format") != CACHE_FORMAT or cache.get("fingerprint") != fingerprint:
         return False
     for relative, state in cache.get("files", {}).items():
@@ -283,7 +287,7 @@ def _cache_is_fresh(cache, fingerprint, test_dir, stat):
             # a file shared with other tests (environment capture...): stat it once per walk
             current = stat(os.path.normpath(os.path.join(test_dir, relative)))
         else:
-            current = _file_state(test_dir + os.sep + relative)
+            current = local_state(test_dir + os.sep + relative)
         if current != state:
             return False
     return True
@@ -303,14 +307,45 @@ class Walk:
         self.fingerprint = workload_fingerprint(workload)
         self.globs = {}
         self._stats = {}
+        self.left_remote = files_left_remote(self.results_dir)
+
+    def local_state(self, path):
+        """State of a file; one a partial download left in its bucket has the state recorded there."""
+        state = _file_state(path)
+        if state is None and self.left_remote:
+            return self.left_remote.get(os.path.normpath(path))
+        return state
 
     def stat(self, path):
         if path not in self._stats:
-            self._stats[path] = _file_state(path)
+            self._stats[path] = self.local_state(path)
         return self._stats[path]
 
 
-def load_cache(test_dir, fingerprint, warnings, stat=None):
+# written by a partial download (see artifact_transfer.py) at the root of what it downloaded
+DOWNLOAD_RECORD = ".perfscale_download.json"
+
+
+def files_left_remote(results_dir):
+    """{absolute path: [size, mtime_ns]} of the files a partial download of this tree (or of a tree
+    holding it) left in the bucket; a parse cache that read them stays fresh. Empty otherwise."""
+    current = os.path.abspath(results_dir)
+    while True:
+        path = os.path.join(current, DOWNLOAD_RECORD)
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    left = json.load(handle).get("left_remote") or {}
+                return {os.path.normpath(os.path.join(current, relative)): list(state)
+                        for relative, state in left.items()}
+            except (OSError, ValueError, AttributeError, TypeError):
+                return {}
+        if os.path.dirname(current) == current:
+            return {}
+        current = os.path.dirname(current)
+
+
+def load_cache(test_dir, fingerprint, warnings, stat=None, local_state=None):
     path = os.path.join(test_dir, CACHE_FILE)
     if not os.path.exists(path):
         return None
@@ -323,7 +358,7 @@ def load_cache(test_dir, fingerprint, warnings, stat=None):
     except (OSError, ValueError) as exc:
         warnings.append("%s: corrupt parse cache ignored and rebuilt (%s)" % (path, " ".join(str(exc).split())[:120]))
         return None
-    return cache if _cache_is_fresh(cache, fingerprint, test_dir, stat or _file_state) else None
+    return cache if cache_is_fresh(cache, fingerprint, test_dir, stat or _file_state, local_state or _file_state) else None
 
 
 def save_cache(test_dir, record):
@@ -388,7 +423,7 @@ def parse_test(test_dir, walk):
     """One test root: from its fresh cache, or parsed (and cached)."""
     ignore_cache = walk.environ.get(IGNORE_CACHE_ENV, "").lower() in ("1", "true", "yes", "y")
     warnings, cache_warnings = [], []
-    cache = None if ignore_cache else load_cache(test_dir, walk.fingerprint, cache_warnings, walk.stat)
+    cache = None if ignore_cache else load_cache(test_dir, walk.fingerprint, cache_warnings, walk.stat, walk.local_state)
     if cache is not None:
         own, exit_code, uuid = cache["settings"], cache["exit_code"], cache["uuid"]
         settings = walk.settings.merged(test_dir, own)

@@ -34,21 +34,40 @@ def masked_config(config):
     return secrets_lib.mask_params(config)
 
 
-def run_info(run_root):
+def run_info(run_root, artifacts_destination=None):
     """The run's identity (``run.json``: ``run_id``, ``created``), made on its first start and
-    kept when it resumes; results exported from it carry the run id."""
+    kept when it resumes; results exported from it carry the run id. ``artifacts_destination``
+    (a function of the run id, or None) gives where the run's artifacts will be uploaded
+    (``artifacts_url``): recorded at the start, so the KPI documents carry it."""
     path = os.path.join(run_root, RUN_INFO_FILE)
+    info, created = None, False
     try:
         with open(path, encoding="utf-8") as handle:
             info = json.load(handle)
-        if isinstance(info, dict) and info.get("run_id"):
-            return info, False
     except (OSError, ValueError):
         pass
-    info = {"run_id": uuid.uuid4().hex,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    artifacts.write_json_atomic(path, info)
-    return info, True
+    if not isinstance(info, dict) or not info.get("run_id"):
+        info, created = {"run_id": uuid.uuid4().hex,
+                         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, True
+    url = artifacts_destination(info["run_id"]) if artifacts_destination else None
+    changed = created or info.get("artifacts_url") != url
+    if url:
+        info["artifacts_url"] = url
+    else:
+        info.pop("artifacts_url", None)
+    if changed:
+        artifacts.write_json_atomic(path, info)
+    return info, changed
+
+
+def artifacts_destination(run_root, config):
+    """None, or the function of the run id giving the run's ``s3://`` destination (export_artifacts)."""
+    if not isinstance(config.get("export_artifacts"), dict) or not config["export_artifacts"].get("enabled"):
+        return None
+    from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer, config_schema
+
+    section = config_schema.read_section(config, "export_artifacts")
+    return lambda run_id: artifact_transfer.destination_url(section, run_root, run_id)
 
 
 def read_run_id(run_root):
@@ -71,8 +90,8 @@ def record_run_config(run_root, resolved, launch=None, identity=True):
     artifacts.ensure_dir(run_root)
     written = {}
     if identity:
-        _info, created = run_info(run_root)
-        if created:
+        _info, changed = run_info(run_root, artifacts_destination(run_root, resolved.config))
+        if changed:
             written["run"] = os.path.join(run_root, RUN_INFO_FILE)
     files = {
         "config": (CONFIG_FILE, artifacts.dump_yaml(masked_config(resolved.config))),

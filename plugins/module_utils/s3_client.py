@@ -11,21 +11,28 @@ collection.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import hashlib
 import hmac
 import http.client
+import time
 import urllib.parse
+from xml.etree import ElementTree
 
 SERVICE = "s3"
+XML_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
+# statuses worth a second try: the store is busy or restarting
+RETRIED_STATUSES = (500, 502, 503, 504)
 
 
 class S3Error(Exception):
     """An S3 request that failed: the HTTP status (None when the server was not reached) and one line."""
 
-    def __init__(self, message, status=None):
+    def __init__(self, message, status=None, code=None):
         super().__init__(message)
         self.status = status
+        self.code = code
 
 
 def _sign(key, message):
@@ -36,8 +43,21 @@ def _quote(path):
     return urllib.parse.quote(path, safe="/-_.~")
 
 
+def _canonical_query(query):
+    return "&".join("%s=%s" % (urllib.parse.quote(str(k), safe="-_.~"), urllib.parse.quote(str(v), safe="-_.~"))
+                    for k, v in sorted((query or {}).items()))
+
+
+def _error_code(body, reason):
+    text = body[:2000].decode("utf-8", "replace")
+    return text.split("<Code>", 1)[1].split("</Code>", 1)[0] if "<Code>" in text else reason
+
+
 class S3Client:
-    def __init__(self, endpoint_url, access_key, secret_key, region="us-east-1", timeout=60):
+    """``retries``: how many times a request is sent again when the store could not be reached
+    or answered 5xx (with a growing pause); 4xx answers (credentials, missing key) are final."""
+
+    def __init__(self, endpoint_url, access_key, secret_key, region="us-east-1", timeout=60, retries=2):
         parsed = urllib.parse.urlsplit(endpoint_url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise S3Error("S3 endpoint %r: expected http(s)://host[:port]" % endpoint_url)
@@ -47,15 +67,16 @@ class S3Client:
         self.secret_key = secret_key
         self.region = region
         self.timeout = timeout
+        self.retries = retries
 
-    def _headers(self, method, path, payload, now=None):
+    def _headers(self, method, path, payload, now=None, query=None):
         now = now or datetime.datetime.now(datetime.timezone.utc)
         stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
         digest = hashlib.sha256(payload).hexdigest()
         headers = {"host": self.host, "x-amz-content-sha256": digest, "x-amz-date": stamp}
         signed = ";".join(sorted(headers))
-        canonical = "\n".join([method, _quote(path), "", "".join("%s:%s\n" % (k, headers[k]) for k in sorted(headers)),
-                               signed, digest])
+        canonical = "\n".join([method, _quote(path), _canonical_query(query),
+                               "".join("%s:%s\n" % (k, headers[k]) for k in sorted(headers)), signed, digest])
         scope = "%s/%s/%s/aws4_request" % (day, self.region, SERVICE)
         to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
         key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode("utf-8"), day), self.region), SERVICE),
@@ -65,33 +86,103 @@ class S3Client:
             self.access_key, scope, signed, signature)
         return headers
 
-    def _request(self, method, bucket, key="", payload=b""):
-        path = "/%s/%s" % (bucket, key) if key else "/%s" % bucket
-        headers = self._headers(method, path, payload)
+    def _send_once(self, method, path, query, payload, sink):
+        headers = self._headers(method, path, payload, query=query)
         headers["content-type"] = "application/octet-stream"
         headers["content-length"] = str(len(payload))
+        if payload:
+            # the store checks the bytes it received against this (BadDigest otherwise)
+            headers["content-md5"] = base64.b64encode(hashlib.md5(payload).digest()).decode("ascii")  # nosec B324
+        target = _quote(path) + ("?" + _canonical_query(query) if query else "")
         # http.client, not urllib: the user pod has no Ansible, and nothing here follows redirects
         connection_class = http.client.HTTPSConnection if self.endpoint.startswith("https:") else http.client.HTTPConnection
         connection = connection_class(self.host, timeout=self.timeout)
         try:
-            connection.request(method, _quote(path), body=payload if method == "PUT" else None, headers=headers)
+            connection.request(method, target, body=payload if payload else None, headers=headers)
             response = connection.getresponse()
-            body = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise S3Error("%s %s%s: %s" % (method, self.endpoint, path, exc)) from None
+            if response.status < 300 and sink is not None:
+                for chunk in iter(lambda: response.read(1 << 20), b""):
+                    sink(chunk)
+                body = b""
+            else:
+                body = response.read()
+            return response.status, response.reason, dict((k.lower(), v) for k, v in response.getheaders()), body
         finally:
             connection.close()
-        if response.status >= 300:
-            text = body[:2000].decode("utf-8", "replace")
-            code = text.split("<Code>", 1)[1].split("</Code>", 1)[0] if "<Code>" in text else response.reason
-            raise S3Error("%s %s/%s: %s %s" % (method, bucket, key, response.status, code), status=response.status)
-        return body
+
+    def _request(self, method, bucket, key="", payload=b"", query=None, sink=None):
+        """Send one request (again on a 5xx or a lost connection); the answer's headers and body.
+        ``sink`` receives the body of a successful answer in chunks instead."""
+        path = "/%s/%s" % (bucket, key) if key else "/%s" % bucket
+        attempt = 0
+        while True:
+            try:
+                status, reason, headers, body = self._send_once(method, path, query, payload, sink)
+            except (OSError, http.client.HTTPException) as exc:
+                if attempt < self.retries and sink is None:
+                    attempt += 1
+                    time.sleep(0.2 * 2 ** attempt)
+                    continue
+                raise S3Error("%s %s%s: %s" % (method, self.endpoint, path, exc)) from None
+            if status in RETRIED_STATUSES and attempt < self.retries:
+                attempt += 1
+                time.sleep(0.2 * 2 ** attempt)
+                continue
+            if status >= 300:
+                code = _error_code(body, reason)
+                raise S3Error("%s %s/%s: %s %s" % (method, bucket, key, status, code), status=status, code=code)
+            return headers, body
 
     def put_object(self, bucket, key, data):
-        self._request("PUT", bucket, key, data)
+        """Upload ``data``; returns the store's ETag (without quotes)."""
+        headers, _body = self._request("PUT", bucket, key, data)
+        return headers.get("etag", "").strip('"')
 
     def get_object(self, bucket, key):
-        return self._request("GET", bucket, key)
+        return self._request("GET", bucket, key)[1]
+
+    def get_object_into(self, bucket, key, handle):
+        """Stream the object into the binary file ``handle``."""
+        self._request("GET", bucket, key, sink=handle.write)
 
     def create_bucket(self, bucket):
         self._request("PUT", bucket)
+
+    def list_objects(self, bucket, prefix=""):
+        """{key: {"size": int, "etag": str}} of the objects under ``prefix`` (ListObjectsV2, every page)."""
+        found, token = {}, None
+        while True:
+            query = {"list-type": "2", "prefix": prefix}
+            if token:
+                query["continuation-token"] = token
+            root = ElementTree.fromstring(self._request("GET", bucket, query=query)[1])  # nosec B314 - the store's answer
+            for item in root.iter(XML_NS + "Contents"):
+                found[item.findtext(XML_NS + "Key")] = {
+                    "size": int(item.findtext(XML_NS + "Size") or 0),
+                    "etag": (item.findtext(XML_NS + "ETag") or "").strip('"')}
+            if (root.findtext(XML_NS + "IsTruncated") or "false").lower() != "true":
+                return found
+            token = root.findtext(XML_NS + "NextContinuationToken")
+
+    def put_multipart(self, bucket, key, parts):
+        """Upload an object in parts (``parts``: an iterable of bytes, each but the last at least
+        5 MiB); aborted on a failure, so no orphan parts stay in the store. Returns the ETag."""
+        root = ElementTree.fromstring(self._request("POST", bucket, key, query={"uploads": ""})[1])  # nosec B314
+        upload_id = root.findtext(XML_NS + "UploadId") or root.findtext("UploadId")
+        done = []
+        try:
+            for number, data in enumerate(parts, start=1):
+                headers, _body = self._request("PUT", bucket, key, data,
+                                               query={"partNumber": str(number), "uploadId": upload_id})
+                done.append((number, headers.get("etag", "")))
+            document = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
+                "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>" % (number, etag) for number, etag in done)
+            _headers, body = self._request("POST", bucket, key, document.encode("utf-8"), query={"uploadId": upload_id})
+        except S3Error:
+            try:
+                self._request("DELETE", bucket, key, query={"uploadId": upload_id})
+            except S3Error:
+                pass  # the first error is the one to report; the store expires orphan parts itself
+            raise
+        answer = ElementTree.fromstring(body)  # nosec B314
+        return (answer.findtext(XML_NS + "ETag") or answer.findtext("ETag") or "").strip('"')

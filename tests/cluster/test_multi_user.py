@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -15,11 +16,11 @@ import pytest
 from conftest import read
 from helpers import grep_tree
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+import s3_server as s3_server_lib  # noqa: E402  pylint: disable=wrong-import-position
+
 SIM_SETTINGS = dict(profile="vanilla", time_scale=1, pod_start_delay=0, run_local_pods=True, max_local_pods=1100)
 REDIS = shutil.which("redis-server")
-# moto's S3 server lives in a virtualenv of its own (requirements-s3-server.txt)
-MOTO_SERVER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                           ".venv", "s3-server", "bin", "moto_server")
 pytestmark = pytest.mark.skipif(REDIS is None, reason="Debian's redis-server is not installed (make setup-test "
                                                       "installs it as root)")
 
@@ -132,31 +133,12 @@ def test_what_is_not_supported_or_incomplete_is_refused_in_one_line(toolbox, tmp
 
 
 @pytest.fixture(scope="module")
-def s3_server(tmp_path_factory):
+def s3_server():
     """moto's S3 server on 127.0.0.1 (standing in for MinIO), with the bucket ``results``."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    if not os.path.exists(MOTO_SERVER):
+    if not s3_server_lib.available():
         pytest.skip("moto's S3 server is not installed in .venv/s3-server (make setup-test installs it)")
-    server = subprocess.Popen([MOTO_SERVER, "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = "http://127.0.0.1:%d" % port
-    client = s3_client.S3Client(url, "minio", MINIO_PASSWORD)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            client.create_bucket("results")
-            break
-        except s3_client.S3Error:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-    yield url, client
-    server.terminate()
-    server.wait(timeout=10)
+    with s3_server_lib.running("minio", MINIO_PASSWORD, buckets=["results"]) as (url, client):
+        yield url, client
 
 
 MINIO_PASSWORD = "Us3rs-MinIO-9b2e"
