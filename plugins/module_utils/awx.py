@@ -56,6 +56,21 @@ PLAYBOOKS = {
                   "description": "Post-process an artifact tree: KPIs, reports, regression analysis"},
     "export": {"playbook": "playbooks/export.yml", "questions": [RESULTS_DIR_QUESTION],
                "description": "Export an artifact tree's KPIs to the results store"},
+    "download": {"playbook": "playbooks/download.yml",
+                 "description": "Download a run's artifacts from S3-compatible storage and replot them",
+                 "questions": [
+                     {"question_name": "Artifacts URL", "question_description": "s3://bucket/prefix of a run "
+                      "(its artifacts_url)", "variable": "url", "type": "text", "required": True, "default": "",
+                      "min": 6, "max": TEXT_MAX},
+                     {"question_name": "Artifact directory", "question_description": "Where the tree goes, on a volume "
+                      "the job can write", "variable": "artifact_dir", "type": "text", "required": True, "default": "",
+                      "min": 1, "max": TEXT_MAX},
+                     {"question_name": "Mode", "question_description": "prefer_cache: the parse caches (and the "
+                      "important files of a test without one); important; all", "variable": "mode",
+                      "type": "multiplechoice", "required": True, "choices": ["prefer_cache", "important", "all"],
+                      "default": "prefer_cache", "min": None, "max": None},
+                     # the store's endpoint_url and credentials_file (export_artifacts section)
+                     OVERRIDES_QUESTION]},
     "toolbox": {"playbook": "playbooks/toolbox.yml",
                 "description": "One toolbox command (the reference's run_toolbox.py group command)",
                 "questions": [
