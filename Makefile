@@ -56,16 +56,16 @@ browser:
 
 # servers some tests run on 127.0.0.1, from Debian (installed when missing and root; never fatal):
 # openssh-server (the benchmark-hosts test reaches its hosts over SSH with it, over the local
-# connection without it) and redis-server (the barrier of multi-user scale tests; those tests
-# are skipped without it)
-TEST_SERVERS := /usr/sbin/sshd:openssh-server /usr/bin/redis-server:redis-server
+# connection without it), redis-server (the barrier of multi-user scale tests) and prometheus
+# (the Prometheus commands' tests); the tests of the last two are skipped without them
+TEST_SERVERS := /usr/sbin/sshd:openssh-server /usr/bin/redis-server:redis-server /usr/bin/prometheus:prometheus
 test-servers:
 	@for entry in $(TEST_SERVERS); do \
 	  binary=$${entry%%:*}; package=$${entry#*:}; \
 	  test -x $$binary && continue; \
 	  if [ "$$(id -u)" != 0 ]; then echo "note: $$package is missing (installing it needs root); the tests that use it adapt or skip" >&2; continue; fi; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$package >/dev/null 2>&1 || \
-	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$package >/dev/null; } || \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$package >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$package >/dev/null; } || \
 	  echo "note: $$package could not be installed; the tests that use it adapt or skip" >&2; \
 	done
 

@@ -45,7 +45,6 @@ NOT_PROVIDED = {
 }
 # commands of the reference planned here and not written yet: said so, rather than "unknown"
 NOT_PROVIDED.update({name: _NOT_YET for name in (
-    "cluster reset_prometheus_db", "cluster dump_prometheus_db", "cluster query_prometheus_db",
     "cluster capture_servicemonitor_metrics",
     "rhods reset_prometheus_db", "rhods dump_prometheus_db",
     "local_ci run",

@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for perfscale.topsail.prometheus_db (documented in plugins/modules)."""
+
+from __future__ import annotations
+
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
+from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
+
+ARGUMENT_SPEC = dict(
+    operation=dict(type="str", required=True, choices=["reset", "query", "snapshot"]),
+    prometheus_url=dict(type="str", required=True),
+    mode=dict(type="str", default="reset", choices=list(prometheus.RESET_MODES)),
+    promquery_file=dict(type="path"),
+    start_ts=dict(type="str"),
+    end_ts=dict(type="str"),
+    duration_s=dict(type="float", default=0),
+    step_s=dict(type="float", default=15),
+    dump_name_prefix=dict(type="str", default="prometheus"),
+    prometheus_data_dir=dict(type="path"),
+    dest_dir=dict(type="path"),
+    timeout_s=dict(type="float", default=30),
+)
+
+
+class ActionModule(PerfscaleAction):
+    NAME = "prometheus_db"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    VALIDATION = dict(required_if=[("operation", "query", ("promquery_file",))])
+    NEEDS_CONFIG = False
+    _supports_check_mode = False
+
+    def execute(self, result, args, task_vars, config):
+        dest_dir = args.get("dest_dir") or task_vars.get("perfscale_artifact_dir")
+        if not dest_dir:
+            result.update(failed=True, msg="prometheus_db: no dest_dir and no open artifact directory")
+            return result
+        if args["step_s"] <= 0:
+            result.update(failed=True, msg="step_s %s: expected a number of seconds > 0" % args["step_s"])
+            return result
+        client = prometheus.PrometheusClient(args["prometheus_url"], timeout=args["timeout_s"])
+        operation = args["operation"]
+        if operation == "reset":
+            record = prometheus.reset(client, args["mode"], dest_dir)
+            result.update(changed=args["mode"] == "reset", record=record,
+                          msg="%s at %s (%s)" % ("reset" if args["mode"] == "reset" else "marked", record["time"],
+                                                 client.url))
+        elif operation == "query":
+            queries = prometheus.load_query_file(args["promquery_file"])
+            start, end = prometheus.window(args.get("start_ts"), args.get("end_ts"), args["duration_s"],
+                                           task_vars.get("perfscale_run_root"))
+            index = prometheus.query(client, queries, start, end, args["step_s"], dest_dir)
+            failed = sorted(name for name, item in index["queries"].items() if "error" in item)
+            result.update(changed=True, index=index, msg="%d of %d query(ies) over %s .. %s" % (
+                len(queries) - len(failed), len(queries), index["start_time"], index["end_time"]))
+            if failed:
+                result.update(failed=True, msg="%s; failed: %s" % (result["msg"], "; ".join(
+                    index["queries"][name]["error"] for name in failed)))
+        else:
+            record = prometheus.snapshot(client, dest_dir, args["dump_name_prefix"], args.get("prometheus_data_dir"))
+            result.update(changed=True, record=record, msg="snapshot %s%s" % (
+                record["snapshot"], " packed as %s" % record["archive"] if record["archive"] else
+                " (on the Prometheus server; give prometheus_data_dir to pack it into the artifacts)"))
+        return result

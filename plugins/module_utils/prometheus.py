@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A Prometheus around a test step: reset (or mark) before, query the step's window after, snapshot.
+
+Reached by URL (``http(s)://host:port``, any Prometheus; the admin operations need it started with
+``--web.enable-admin-api``). Standard library only (http.client).
+
+- reset: delete every series (``/api/v1/admin/tsdb/delete_series`` with ``{__name__=~".+"}``) and
+  clean the tombstones; mode ``mark`` deletes nothing (a shared Prometheus). Both record the time,
+  which later queries take as the start of the test's window.
+- query: each PromQL of a query file over ``[start, end]`` at ``step`` (``query_range``), one JSON
+  file per query (the API's ``matrix``) and ``queries.json`` (the window, each query's series count).
+- snapshot: ``/api/v1/admin/tsdb/snapshot``; when the Prometheus data directory is readable here,
+  the snapshot is packed into the artifacts as ``<prefix>.tar.gz``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import http.client
+import json
+import os
+import re
+import tarfile
+import time
+import urllib.parse
+
+from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
+
+RESET_RECORD = "reset.json"
+QUERIES_INDEX = "queries.json"
+QUERY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+RESET_MODES = ("reset", "mark")
+
+
+class PrometheusError(PerfscaleError):
+    """A Prometheus that cannot be reached or refuses, or a bad query file (one line)."""
+
+
+class PrometheusClient:
+    def __init__(self, url, timeout=30):
+        parsed = urllib.parse.urlsplit(url or "")
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise PrometheusError("prometheus_url %r: expected http(s)://host[:port]" % (url,))
+        self.url = "%s://%s%s" % (parsed.scheme, parsed.netloc, parsed.path.rstrip("/"))
+        self.scheme, self.host, self.base_path = parsed.scheme, parsed.netloc, parsed.path.rstrip("/")
+        self.timeout = timeout
+
+    def _call(self, method, path, params=None):
+        query = urllib.parse.urlencode(params or {}, doseq=True)
+        target = self.base_path + path
+        body = None
+        headers = {"Accept": "application/json"}
+        if method == "POST":
+            body, headers["Content-Type"] = query, "application/x-www-form-urlencoded"
+        elif query:
+            target += "?" + query
+        connection_class = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        connection = connection_class(self.host, timeout=self.timeout)
+        try:
+            connection.request(method, target, body=body, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise PrometheusError("%s %s%s: %s" % (method, self.url, path, exc)) from None
+        finally:
+            connection.close()
+        if response.status == 204:
+            return None
+        try:
+            document = json.loads(raw)
+        except ValueError:
+            document = None
+        if response.status >= 300 or not isinstance(document, dict) or document.get("status") != "success":
+            reason = (document or {}).get("error") if isinstance(document, dict) else None
+            if "/admin/" in path and (response.status == 404 or "admin APIs disabled" in str(reason)):
+                reason = "the admin API is off (start Prometheus with --web.enable-admin-api)"
+            raise PrometheusError("%s %s%s: %s %s" % (method, self.url, path, response.status,
+                                                      reason or raw[:200].decode("utf-8", "replace").strip()))
+        return document.get("data")
+
+    def query_range(self, query, start, end, step):
+        return self._call("GET", "/api/v1/query_range", {"query": query, "start": "%.3f" % start,
+                                                         "end": "%.3f" % end, "step": "%gs" % step})
+
+    def delete_all_series(self):
+        self._call("POST", "/api/v1/admin/tsdb/delete_series", {"match[]": '{__name__=~".+"}'})
+        self._call("POST", "/api/v1/admin/tsdb/clean_tombstones")
+
+    def snapshot(self):
+        return (self._call("POST", "/api/v1/admin/tsdb/snapshot") or {}).get("name")
+
+
+# --------------------------------------------------------------------------
+# the query file
+
+
+def load_query_file(path):
+    """{name: PromQL} from a YAML file: a mapping, or a list of {name, query}. Names become file
+    names (letters, digits, ``_.-``)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise PrometheusError("promquery_file %s: %s" % (path, exc.strerror or exc)) from None
+    except yaml.YAMLError as exc:
+        raise PrometheusError("promquery_file %s: not YAML (%s)" % (path, " ".join(str(exc).split())[:160])) from None
+    if isinstance(data, list) and all(isinstance(item, dict) and set(item) == {"name", "query"} for item in data):
+        data = {item["name"]: item["query"] for item in data}
+    if not isinstance(data, dict) or not data:
+        raise PrometheusError("promquery_file %s: expected a mapping of name: PromQL (or a list of {name, query})" % path)
+    for name, query in data.items():
+        if not isinstance(name, str) or not QUERY_NAME.match(name):
+            raise PrometheusError("promquery_file %s: query name %r: expected letters, digits, '_', '.' or '-'"
+                                  % (path, name))
+        if not isinstance(query, str) or not query.strip():
+            raise PrometheusError("promquery_file %s: query %s: expected a PromQL expression" % (path, name))
+    return data
+
+
+# --------------------------------------------------------------------------
+# the window
+
+
+def _timestamp(value, name):
+    if value in (None, ""):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise PrometheusError("%s %r: expected a Unix time or an ISO 8601 date" % (name, value)) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.timestamp()
+
+
+def last_reset(run_root):
+    """Time of the run's last reset/mark (``NNN__cluster__reset_prometheus_db/reset.json``), or None."""
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(run_root), "**", RESET_RECORD), recursive=True):
+        if "__reset_prometheus_db" not in os.path.basename(os.path.dirname(path)):
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                found.append(float(json.load(handle)["ts"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return max(found) if found else None
+
+
+def window(start_ts=None, end_ts=None, duration_s=0, run_root=None, now=None):
+    """(start, end) in Unix seconds: ``end_ts`` or now; ``start_ts``, or ``end - duration_s``, or the
+    run's last reset."""
+    end = _timestamp(end_ts, "end_ts")
+    end = end if end is not None else (now if now is not None else time.time())
+    start = _timestamp(start_ts, "start_ts")
+    if start is None and duration_s:
+        start = end - float(duration_s)
+    if start is None and run_root:
+        start = last_reset(run_root)
+    if start is None:
+        raise PrometheusError("query window: no start; expected start_ts, duration_s > 0, or a cluster "
+                              "reset_prometheus_db earlier in the run")
+    if start >= end:
+        raise PrometheusError("query window: start %s is not before end %s" % (_iso(start), _iso(end)))
+    return start, end
+
+
+def _iso(ts):
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------
+# operations
+
+
+def reset(client, mode, dest_dir, now=time.time):
+    if mode not in RESET_MODES:
+        raise PrometheusError("mode %r: expected one of %s" % (mode, ", ".join(RESET_MODES)))
+    if mode == "reset":
+        client.delete_all_series()
+    stamp = now()
+    record = {"ts": stamp, "time": _iso(stamp), "mode": mode, "prometheus_url": client.url}
+    artifacts.write_json_atomic(os.path.join(dest_dir, RESET_RECORD), record)
+    return record
+
+
+def query(client, queries, start, end, step, dest_dir):
+    """Run every query over the window; write one JSON per query and the index. A query that fails
+    is recorded in the index (its error) and the others still run; returns the index."""
+    index = {"start": start, "end": end, "start_time": _iso(start), "end_time": _iso(end), "step_s": step,
+             "prometheus_url": client.url, "queries": {}}
+    for name, promql in queries.items():
+        try:
+            data = client.query_range(promql, start, end, step)
+        except PrometheusError as exc:
+            index["queries"][name] = {"query": promql, "error": str(exc)}
+            continue
+        artifacts.write_json_atomic(os.path.join(dest_dir, name + ".json"), {"query": promql, "data": data})
+        series = data.get("result") or []
+        index["queries"][name] = {"query": promql, "file": name + ".json", "series": len(series),
+                                  "samples": sum(len(item.get("values") or []) for item in series)}
+    artifacts.write_json_atomic(os.path.join(dest_dir, QUERIES_INDEX), index)
+    return index
+
+
+def snapshot(client, dest_dir, prefix, data_dir=None):
+    """Snapshot the TSDB; packed as ``<prefix>.tar.gz`` when ``data_dir`` (the server's) is readable here."""
+    name = client.snapshot()
+    record = {"snapshot": name, "prometheus_url": client.url, "archive": None}
+    if data_dir:
+        source = os.path.join(data_dir, "snapshots", name or "")
+        if not name or not os.path.isdir(source):
+            raise PrometheusError("prometheus_data_dir %s: no snapshot %s in it (is it this Prometheus's "
+                                  "--storage.tsdb.path?)" % (data_dir, name))
+        archive = os.path.join(dest_dir, "%s.tar.gz" % prefix)
+        partial = archive + ".partial"
+        with tarfile.open(partial, "w:gz") as tar:
+            tar.add(source, arcname=prefix)
+        os.replace(partial, archive)
+        record["archive"] = os.path.basename(archive)
+    artifacts.write_json_atomic(os.path.join(dest_dir, "snapshot.json"), record)
+    return record

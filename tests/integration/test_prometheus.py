@@ -1,0 +1,191 @@
+"""The Prometheus commands against a real Prometheus (Debian's `prometheus`, which `make setup-test`
+installs) scraping, every second, a small exporter on 127.0.0.1 whose values the test knows."""
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from helpers import run_playbook
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian's prometheus is not installed "
+                                                                       "(make setup-test installs it as root)")
+EXPORTED = ('# TYPE perfscale_test_gpu_utilization gauge\n'
+            'perfscale_test_gpu_utilization{gpu="0"} 42\n'
+            'perfscale_test_gpu_utilization{gpu="1"} 77\n'
+            '# TYPE perfscale_test_memory_bytes gauge\n'
+            'perfscale_test_memory_bytes{container="server"} 3000000000\n')
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Exporter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 - the http.server interface
+        body = EXPORTED.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def instant(url, query):
+    with urllib.request.urlopen("%s/api/v1/query?query=%s" % (url, urllib.request.quote(query)), timeout=5) as answer:
+        return json.load(answer)["data"]["result"]
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory):
+    exporter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
+    threading.Thread(target=exporter.serve_forever, daemon=True).start()
+    base = tmp_path_factory.mktemp("prometheus")
+    (base / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        "scrape_configs:\n  - job_name: exporter\n    static_configs:\n"
+        "      - targets: ['127.0.0.1:%d']\n" % exporter.server_address[1])
+    port = free_port()
+    server = subprocess.Popen([PROMETHEUS, "--config.file=%s" % (base / "prometheus.yml"),
+                               "--storage.tsdb.path=%s" % (base / "data"), "--web.listen-address=127.0.0.1:%d" % port,
+                               "--web.enable-admin-api"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % port
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if instant(url, 'up{job="exporter"} == 1'):
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "prometheus did not start scraping"
+            time.sleep(0.3)
+        yield {"url": url, "data_dir": str(base / "data")}
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        exporter.shutdown()
+
+
+def toolbox(command, args, artifact_dir):
+    return run_playbook("playbooks/toolbox.yml", "-e", "command=%r" % command, "-e", json.dumps({"args": args}),
+                        "-e", "artifact_dir=%s" % artifact_dir)
+
+
+def test_reset_then_query_the_window_then_dump(prometheus, tmp_path):
+    url = prometheus["url"]
+    assert instant(url, "perfscale_test_gpu_utilization")  # scraped before the reset
+    before = time.time()
+    reset = toolbox("cluster reset_prometheus_db", {"prometheus_url": url}, tmp_path)
+    assert reset.returncode == 0, reset.output
+    record = json.loads((tmp_path / "000__cluster__reset_prometheus_db" / "reset.json").read_text())
+    assert record["mode"] == "reset" and before <= record["ts"] <= time.time()
+    # what was scraped before the reset is gone
+    with urllib.request.urlopen("%s/api/v1/query_range?query=up&start=%f&end=%f&step=1s"
+                                % (url, before - 300, before - 1), timeout=5) as answer:
+        assert json.load(answer)["data"]["result"] == []
+    time.sleep(3)  # the test step: a few scrapes
+    queries = tmp_path / "queries.yml"
+    queries.write_text("gpu_utilization: perfscale_test_gpu_utilization\n"
+                       "gpu_utilization_max: max(perfscale_test_gpu_utilization)\n"
+                       "container_memory: perfscale_test_memory_bytes{container=\"server\"}\n")
+    query = toolbox("cluster query_prometheus_db",
+                    {"prometheus_url": url, "promquery_file": str(queries), "step_s": 1}, tmp_path)
+    assert query.returncode == 0, query.output
+    directory = tmp_path / "001__cluster__query_prometheus_db"
+    index = json.loads((directory / "queries.json").read_text())
+    # the window starts at the run's reset
+    assert index["start"] == record["ts"] and index["step_s"] == 1
+    assert {name: item["series"] for name, item in index["queries"].items()} == {
+        "gpu_utilization": 2, "gpu_utilization_max": 1, "container_memory": 1}
+    by_gpu = {series["metric"]["gpu"]: {value for _ts, value in series["values"]}
+              for series in json.loads((directory / "gpu_utilization.json").read_text())["data"]["result"]}
+    assert by_gpu == {"0": {"42"}, "1": {"77"}}
+    peak = json.loads((directory / "gpu_utilization_max.json").read_text())["data"]["result"][0]["values"]
+    assert len(peak) >= 2 and {value for _ts, value in peak} == {"77"}
+    dump = toolbox("cluster dump_prometheus_db",
+                   {"prometheus_url": url, "prometheus_data_dir": prometheus["data_dir"], "dump_name_prefix": "after_test"},
+                   tmp_path)
+    assert dump.returncode == 0, dump.output
+    directory = tmp_path / "002__cluster__dump_prometheus_db"
+    snapshot = json.loads((directory / "snapshot.json").read_text())
+    assert snapshot["archive"] == "after_test.tar.gz"
+    with tarfile.open(directory / "after_test.tar.gz") as archive:
+        names = archive.getnames()
+    assert any(name.endswith("/meta.json") for name in names) and any("/chunks/" in name for name in names)
+
+
+def test_mark_keeps_the_data_and_a_failing_query_is_named(prometheus, tmp_path):
+    url = prometheus["url"]
+    mark = toolbox("cluster reset_prometheus_db", {"prometheus_url": url, "mode": "mark"}, tmp_path)
+    assert mark.returncode == 0, mark.output
+    assert instant(url, "perfscale_test_gpu_utilization")
+    time.sleep(1.5)
+    queries = tmp_path / "queries.yml"
+    queries.write_text("good: perfscale_test_memory_bytes\nbroken: sum(perfscale_test_memory_bytes\n")
+    query = toolbox("cluster query_prometheus_db",
+                    {"prometheus_url": url, "promquery_file": str(queries), "step_s": 1}, tmp_path)
+    assert query.returncode != 0
+    assert "1 of 2 query(ies)" in query.flat and "failed: GET %s/api/v1/query_range: 400" % url in query.flat
+    index = json.loads((tmp_path / "001__cluster__query_prometheus_db" / "queries.json").read_text())
+    assert index["queries"]["good"]["series"] == 1 and "error" in index["queries"]["broken"]
+    assert (tmp_path / "001__cluster__query_prometheus_db" / "FAILURE").exists()
+
+
+@pytest.mark.parametrize("command, args, message", [
+    ("cluster reset_prometheus_db", {}, "cluster_reset_prometheus_db_prometheus_url is empty; expected http(s)://host:port"),
+    ("cluster reset_prometheus_db", {"prometheus_url": "http://127.0.0.1:9"}, "POST http://127.0.0.1:9/api/v1/admin/tsdb/delete_series:"),
+    ("cluster reset_prometheus_db", {"prometheus_url": "prometheus:9090"}, "prometheus_url 'prometheus:9090': expected http(s)://host[:port]"),
+    ("cluster query_prometheus_db", {"prometheus_url": "http://127.0.0.1:9", "promquery_file": "/nonexistent.yml"},
+     "promquery_file /nonexistent.yml: No such file or directory"),
+    ("cluster query_prometheus_db", {"prometheus_url": "http://127.0.0.1:9", "promquery_file": "QUERIES"},
+     "query window: no start; expected start_ts, duration_s > 0, or a cluster reset_prometheus_db earlier in the run"),
+    ("cluster query_prometheus_db", {"prometheus_url": "http://127.0.0.1:9", "promquery_file": "QUERIES",
+                                     "start_ts": "yesterday"}, "start_ts 'yesterday': expected a Unix time or an ISO 8601 date"),
+])
+def test_bad_input_is_one_line(tmp_path, command, args, message):
+    (tmp_path / "q.yml").write_text("a: up\n")
+    args = {key: str(tmp_path / "q.yml") if value == "QUERIES" else value for key, value in args.items()}
+    run = toolbox(command, args, tmp_path / "run")
+    assert run.returncode != 0
+    assert message in run.flat, run.output
+
+
+def test_the_admin_api_off_is_said(tmp_path):
+    """A Prometheus without --web.enable-admin-api: the reset says what to do."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (tmp_path / "p.yml").write_text("global: {scrape_interval: 60s}\nscrape_configs: []\n")
+    server = subprocess.Popen([PROMETHEUS, "--config.file=%s" % (tmp_path / "p.yml"),
+                               "--storage.tsdb.path=%s" % (tmp_path / "data"), "--web.listen-address=127.0.0.1:%d" % port],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/-/ready" % port, timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.3)
+        run = toolbox("cluster reset_prometheus_db", {"prometheus_url": "http://127.0.0.1:%d" % port}, tmp_path / "run")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert run.returncode != 0
+    assert "the admin API is off (start Prometheus with --web.enable-admin-api)" in run.flat, run.output
