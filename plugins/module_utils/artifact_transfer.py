@@ -107,6 +107,8 @@ def read_credentials(section, config, environ=None):
     if not name:
         raise TransferError("export_artifacts.credentials_file: missing; expected the name of a file of the secrets "
                             "directory holding access_key_id and secret_access_key")
+    # a file name, or a secret reference (secret:NAME) as elsewhere in the configuration
+    name = secret_refs.secret_name(name) if secret_refs.is_secret_ref(name) else name
     text = secret_refs.read_secret(config, name, environ, strip=False)
     try:
         data = yaml.safe_load(text)

@@ -674,13 +674,15 @@ def regression_report(summary, details):
                 figure = plot_history(df, kpi["name"], kpi["unit"], "%s history" % kpi["name"],
                                       baseline_band(evidence, df), change_times(evidence, df))
                 parts.append(figure_html(figure, "history-%d" % count))
-                rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                # a run exported with export_artifacts names where its files are (download.yml -e url=...)
+                rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
                     escape(h["timestamp"]), _fmt(h["value"]), escape(h.get("run_id") or ""),
-                    escape((h.get("git_commit") or "")[:12])) for h in kpi["history"])
-                rows += "<tr class='failed'><td>current</td><td>%s</td><td>this run</td><td></td></tr>" % _fmt(
+                    escape((h.get("git_commit") or "")[:12]), escape(h.get("artifacts_url") or ""))
+                    for h in kpi["history"])
+                rows += "<tr class='failed'><td>current</td><td>%s</td><td>this run</td><td></td><td></td></tr>" % _fmt(
                     evidence["current"])
-                parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>run</th><th>commit</th></tr>%s</table>"
-                             % (escape(kpi["name"]), escape(kpi["unit"]), rows))
+                parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>run</th><th>commit</th><th>artifacts</th>"
+                             "</tr>%s</table>" % (escape(kpi["name"]), escape(kpi["unit"]), rows))
         parts.append("</div>")
     return "Regression analysis", "".join(parts)
 

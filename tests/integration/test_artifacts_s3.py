@@ -265,3 +265,36 @@ def test_download_into_a_directory_holding_something_else_is_refused(store, expo
     # nothing of the run was written there, the user's file is intact
     assert not (dest / "run.json").exists() and not (dest / artifact_transfer.DOWNLOAD_RECORD).exists()
     assert (dest / "mine.txt").read_text() == "keep me\n"
+
+
+def test_large_files_go_in_parts_and_their_etag_is_the_stores(store, tmp_path):
+    """Against the real server: a 12 MiB file in three 5 MiB parts; the store's ETag of a multipart
+    upload is the one computed locally, so a second upload sends nothing, and the download checks out."""
+    root = tmp_path / "big"
+    root.mkdir()
+    data = os.urandom(12 * 1024 * 1024 + 3)
+    (root / "trace.bin").write_bytes(data)
+    (root / "run.json").write_text('{"run_id": "0123456789"}')
+    url = "s3://%s/ci/big-01234567" % BUCKET
+    first = artifact_transfer.upload_tree(store["client"], str(root), url, "0123456789", part_size=5 * 1024 * 1024)
+    assert first["complete"] and first["uploaded"] == 2, first
+    remote = store["client"].list_objects(BUCKET, "ci/big-01234567/")
+    assert remote["ci/big-01234567/trace.bin"]["etag"].endswith("-3")
+    os.unlink(root / artifact_transfer.LOCAL_MANIFEST)  # hashes computed again, compared with the store's
+    again = artifact_transfer.upload_tree(store["client"], str(root), url, "0123456789", part_size=5 * 1024 * 1024)
+    assert again["complete"] and again["uploaded"] == 0 and again["already_there"] == 2
+    summary = artifact_transfer.download_tree(store["client"], url, str(tmp_path / "back"), "all", None)
+    assert summary["downloaded"] == 2 and (tmp_path / "back" / "trace.bin").read_bytes() == data
+
+
+def test_the_regression_report_of_a_later_run_names_where_the_earlier_runs_files_are(store, exported_run, tmp_path):
+    root = tmp_path / "later"
+    run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root,
+                       "-e", overrides(store, **{"tests.benchmark.matrix": MATRIX,
+                                                 "export.sqlite.path": exported_run["store_file"],
+                                                 # two points of a few milliseconds are noisy: kept as history here
+                                                 "regression.noise.keep_in_baseline": True}),
+                       env=env(store, tmp_path / "data"))
+    assert run.returncode == 0, run.output
+    report = (root / os.path.basename(only_plots_dir(str(root))) / "regression_report.html").read_text()
+    assert "<th>artifacts</th>" in report and exported_run["url"] in report

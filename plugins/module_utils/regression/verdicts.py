@@ -273,7 +273,8 @@ def analyse(payloads, store, settings, workload_name):
                                          "view_of": primary, "evidence": evidence,
                                          "history": [{"timestamp": h.get("@timestamp"), "value": h.get("value"),
                                                       "test_uuid": h.get("test_uuid"), "run_id": h.get("run_id"),
-                                                      "git_commit": h.get("git_commit")} for h in history]})
+                                                      "git_commit": h.get("git_commit"),
+                                                      "artifacts_url": h.get("artifacts_url")} for h in history]})
             record = dict(labels)
             record.update({"kind": "regression", "kpi_name": name, "value": kpi["value"], "unit": kpi["unit"],
                            "verdict": verdict, "method": evidence["method"], "view_of": primary,

@@ -30,8 +30,9 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.secret_refs impo
 
 KINDS = ("kpi", "regression", "mark")
 # fields of a record that are not labels (history never compares them)
+# artifacts_url (where the run's files were uploaded) differs per run: a record field, never a label
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
-                 "@timestamp", "workload", "doc_id", "kind", "noisy", "noise", "view_of", "error")
+                 "@timestamp", "workload", "doc_id", "kind", "noisy", "noise", "view_of", "error", "artifacts_url")
 DEFAULT_TIMEOUT = 10.0
 
 

@@ -27,7 +27,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.stores import ba
 NATIVE_FIELDS = ("value", "@timestamp", "higher_is_better", "ignored_for_regression")
 # fields that stay strings when documents come back (labels are restored to numbers)
 TEXT_FIELDS = ("kpi_name", "unit", "test_uuid", "workload", "doc_id", "kind", "@timestamp", "run_id", "git_commit",
-               "reason", "by")
+               "reason", "by", "artifacts_url")
 PAGE_SIZE = 1000
 QUERIES_PER_MSEARCH = 100
 

@@ -218,3 +218,11 @@ def test_credentials_come_from_the_secrets_directory_and_errors_never_show_them(
         transfer.read_credentials({"credentials_file": None}, {}, environ)
     with pytest.raises(SecretError):
         transfer.read_credentials({"credentials_file": "s3.yaml"}, {}, {})
+
+
+def test_the_artifacts_url_of_a_kpi_document_is_not_a_label():
+    """It differs per run: as a label it would cut every exported run from its history."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+    document = {"kpi_name": "rate", "value": 1.0, "size": 64, "artifacts_url": "s3://bkt/ci/run-1"}
+    assert base.label_part(document) == {"size": 64}
