@@ -100,21 +100,14 @@ def read_url_file(path):
 
 
 def read_credentials(section, config, environ=None):
-    """(access key id, secret access key) from the secrets directory's ``credentials_file``."""
-    import yaml
-
+    """(access key id, secret access key) from the secrets directory's ``credentials_file``
+    (a file name, or a secret reference ``secret:NAME`` as elsewhere in the configuration)."""
     name = section.get("credentials_file")
     if not name:
         raise TransferError("export_artifacts.credentials_file: missing; expected the name of a file of the secrets "
                             "directory holding access_key_id and secret_access_key")
-    # a file name, or a secret reference (secret:NAME) as elsewhere in the configuration
-    name = secret_refs.secret_name(name) if secret_refs.is_secret_ref(name) else name
-    text = secret_refs.read_secret(config, name, environ, strip=False)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        data = None
-    if not isinstance(data, dict) or not data.get("access_key_id") or not data.get("secret_access_key"):
+    data = secret_refs.read_secret_mapping(config, name, environ) or {}
+    if not data.get("access_key_id") or not data.get("secret_access_key"):
         raise TransferError("secret %s (export_artifacts.credentials_file): expected YAML with access_key_id and "
                             "secret_access_key" % name)
     return str(data["access_key_id"]), str(data["secret_access_key"])
@@ -399,18 +392,9 @@ def mode_prefer_cache(plan):
     caches = {plan.tree.relative(os.path.join(root, results_tree.CACHE_FILE)) for root in roots}
     plan.fetch(plan.skeleton(roots) | (caches & set(plan.tree.files)))
     fingerprint = results_tree.workload_fingerprint(plan.workload)
-    stale = []
-    for root in roots:
-        path = os.path.join(root, results_tree.CACHE_FILE)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                cache = json.load(handle)
-            fresh = isinstance(cache, dict) and results_tree.cache_is_fresh(
-                cache, fingerprint, root, plan.tree.state, plan.tree.state)
-        except (OSError, ValueError):
-            fresh = False
-        if not fresh:
-            stale.append(root)
+    # the store's own check, with the files' states as the manifest records them
+    stale = [root for root in roots
+             if results_tree.load_cache(root, fingerprint, [], stat=plan.tree.state, local_state=plan.tree.state) is None]
     if stale:
         plan.notes.append("%d test(s) without a usable parse cache (missing, or parsed by other workload code): "
                           "their important files were downloaded" % len(stale))

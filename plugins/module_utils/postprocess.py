@@ -16,7 +16,6 @@ alone.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
@@ -160,15 +159,7 @@ class RunArtifactsUrls:
         path = results_tree.resolve_artifact_paths(test_dir, self.results_dir, {"run": run_context.RUN_INFO_FILE},
                                                    self._globs)["run"]
         if path not in self._urls:
-            url = None
-            if path:
-                try:
-                    with open(path, encoding="utf-8") as handle:
-                        info = json.load(handle)
-                    url = info.get("artifacts_url") if isinstance(info, dict) else None
-                except (OSError, ValueError):
-                    url = None
-            self._urls[path] = url
+            self._urls[path] = (run_context.read_run_info(path) or {}).get("artifacts_url") if path else None
         return self._urls[path]
 
 

@@ -277,7 +277,7 @@ def workload_fingerprint(workload):
     return digest.hexdigest()
 
 
-def cache_is_fresh(cache, fingerprint, test_dir, stat, local_state=_file_state):
+def _cache_is_fresh(cache, fingerprint, test_dir, stat, local_state=_file_state):
     """Whether a parse cache still holds: same workload code, every file it read in the state it had.
     ``stat`` gives the state of a file shared with other tests, ``local_state`` of the test's own."""
     if cache.get("format") != CACHE_FORMAT or cache.get("fingerprint") != fingerprint:
@@ -358,7 +358,7 @@ def load_cache(test_dir, fingerprint, warnings, stat=None, local_state=None):
     except (OSError, ValueError) as exc:
         warnings.append("%s: corrupt parse cache ignored and rebuilt (%s)" % (path, " ".join(str(exc).split())[:120]))
         return None
-    return cache if cache_is_fresh(cache, fingerprint, test_dir, stat or _file_state, local_state or _file_state) else None
+    return cache if _cache_is_fresh(cache, fingerprint, test_dir, stat or _file_state, local_state or _file_state) else None
 
 
 def save_cache(test_dir, record):

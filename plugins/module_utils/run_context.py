@@ -40,13 +40,8 @@ def run_info(run_root, artifacts_destination=None):
     (a function of the run id, or None) gives where the run's artifacts will be uploaded
     (``artifacts_url``): recorded at the start, so the KPI documents carry it."""
     path = os.path.join(run_root, RUN_INFO_FILE)
-    info, created = None, False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            info = json.load(handle)
-    except (OSError, ValueError):
-        pass
-    if not isinstance(info, dict) or not info.get("run_id"):
+    info, created = read_run_info(path), False
+    if not info or not info.get("run_id"):
         info, created = {"run_id": uuid.uuid4().hex,
                          "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, True
     url = artifacts_destination(info["run_id"]) if artifacts_destination else None
@@ -70,14 +65,19 @@ def artifacts_destination(run_root, config):
     return lambda run_id: artifact_transfer.destination_url(section, run_root, run_id)
 
 
-def read_run_id(run_root):
-    """The run id of ``run.json`` in ``run_root``, or None (no run there yet, or an older tree)."""
+def read_run_info(path):
+    """The mapping of a ``run.json`` file, or None (missing, unreadable or not a mapping)."""
     try:
-        with open(os.path.join(run_root, RUN_INFO_FILE), encoding="utf-8") as handle:
+        with open(path, encoding="utf-8") as handle:
             info = json.load(handle)
     except (OSError, ValueError):
         return None
-    return info.get("run_id") if isinstance(info, dict) else None
+    return info if isinstance(info, dict) else None
+
+
+def read_run_id(run_root):
+    """The run id of ``run.json`` in ``run_root``, or None (no run there yet, or an older tree)."""
+    return (read_run_info(os.path.join(run_root, RUN_INFO_FILE)) or {}).get("run_id")
 
 
 LAUNCH_FILE = "launch.yaml"

@@ -81,6 +81,20 @@ def read_secret(config, name, environ=None, strip=True):
     return value.strip() if strip else value
 
 
+def read_secret_mapping(config, reference, environ=None):
+    """The YAML mapping of a secret file named by ``reference`` (a file name or ``secret:NAME``), or
+    None when the file is not a YAML mapping (the caller names the keys it expected). A missing
+    file or secrets directory is a SecretError. The file's text never reaches a message."""
+    import yaml
+
+    name = secret_name(reference) if is_secret_ref(reference) else reference
+    try:
+        data = yaml.safe_load(read_secret(config, name, environ, strip=False))
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def resolve_secret_ref(config, value, environ=None):
     """Return the secret for a ``secret:NAME`` value, other values unchanged."""
     if is_secret_ref(value):

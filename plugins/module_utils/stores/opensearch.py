@@ -38,18 +38,11 @@ def read_credentials(secrets_config, credentials_file, environ=None):
 
     if not credentials_file:
         return None
-    name = secret_refs.secret_name(credentials_file) if secret_refs.is_secret_ref(credentials_file) else credentials_file
     try:
-        text = secret_refs.read_secret(secrets_config, name, environ, strip=False)
+        data = secret_refs.read_secret_mapping(secrets_config, credentials_file, environ) or {}
     except SecretError as exc:
         raise StoreConfigError("export.opensearch.credentials_file: %s" % exc) from None
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        data = None
-    if not isinstance(data, dict) or not data.get("username") or data.get("password") is None:
+    if not data.get("username") or data.get("password") is None:
         raise StoreConfigError("export.opensearch.credentials_file %s: expected a mapping with username and password"
                                % credentials_file)
     return str(data["username"]), str(data["password"])
