@@ -26,12 +26,14 @@ class ActionModule(PerfscaleAction):
 
     def execute(self, result, args, task_vars, config):
         section = config_schema.read_section(config, "export_artifacts")
-        workload = workload_lib.load_workload(config_schema.read_section(config, "postprocess")["workload"])
+        postprocess = config_schema.read_section(config, "postprocess")
+        workload = workload_lib.load_workload(postprocess["workload"])
+        prom_workload = workload_lib.load_prom_workload(postprocess["prom_workload"]) if postprocess["prom_workload"] else None
         url = args["url"] if args.get("url") else artifact_transfer.read_url_file(args["url_file"])
         artifact_transfer.parse_url(url)
         client = artifact_transfer.make_client(section, config)
         summary = artifact_transfer.download_tree(client, url, args["artifact_dir"], args["mode"], workload,
-                                                  section["parallel"])
+                                                  section["parallel"], prom_workload=prom_workload)
         message = "%s (%s): %d of %d file(s) downloaded (%d of %d bytes), %d already there, %d left in the bucket" % (
             summary["url"], summary["mode"], summary["downloaded"], summary["files"], summary["bytes_downloaded"],
             summary["bytes_total"], summary["already_there"], summary["left_remote"])

@@ -40,11 +40,15 @@ class ActionModule(PerfscaleAction):
         else:
             # export only: parse (fresh caches are used, none is written), no plots directory
             parsed = postprocess.compute_payloads(args["results_dir"], config, write_cache=False)
+            prom_records = parsed.prom.records if parsed.prom else []
             outcome = export_lib.export_documents(
-                export_lib.kpi_documents(parsed.records), export,
-                os.path.join(parsed.results_dir, export_lib.SPOOL_DIRNAME), config, parsed.label_fields)
+                export_lib.kpi_documents(parsed.records) + export_lib.prom_documents(prom_records), export,
+                os.path.join(parsed.results_dir, export_lib.SPOOL_DIRNAME), config,
+                parsed.label_fields + (list(postprocess.PROM_LABELS) if prom_records else []))
             message = "exported %d of %d KPI document(s) of %d test(s) to %s" % (
                 outcome["delivered"], outcome["documents"], len(parsed.entries), outcome["store"] or export["backend"])
+            if prom_records:
+                message += " (%d of them Prometheus KPIs)" % len(prom_records)
         result.update(changed=outcome["delivered"] > 0, outcome=outcome, msg=message)
         if outcome["undelivered"]:
             reasons = outcome.get("reasons") or [outcome.get("reason")]

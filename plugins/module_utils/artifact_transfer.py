@@ -351,13 +351,16 @@ class RemoteTree:
 
 
 class DownloadPlan:
-    """What a mode works with: the remote tree, the workload, and ``fetch`` (download now)."""
+    """What a mode works with: the remote tree, the workload (and the Prometheus workload, whose
+    captures are important files too), and ``fetch`` (download now)."""
 
-    def __init__(self, tree, workload, fetch):
+    def __init__(self, tree, workload, fetch, prom_workload=None):
         self.tree = tree
         self.workload = workload
+        self.prom_workload = prom_workload
         self.fetch = fetch
         self.notes = []
+        self._captures = None
 
     def skeleton(self, roots):
         """The run's own files, every settings.yaml and skip file, and each test's identity."""
@@ -375,7 +378,18 @@ class DownloadPlan:
         memo, selected = {}, set()
         for root in roots:
             selected |= self.tree.important_files(root, self.workload, memo)
-        return selected
+        return selected | self.prom_captures(roots)
+
+    def prom_captures(self, roots):
+        """The files of the Prometheus captures inside the given tests (what the prom workload reads)."""
+        if self.prom_workload is None:
+            return set()
+        if self._captures is None:
+            pattern = self.prom_workload.CAPTURE_DIR_GLOB
+            self._captures = [relative for relative in self.tree.files
+                              if any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/")[:-1])]
+        prefixes = tuple("" if relative == "." else relative + "/" for relative in map(self.tree.relative, roots))
+        return {relative for relative in self._captures if relative.startswith(prefixes)}
 
 
 def mode_all(plan):
@@ -390,7 +404,8 @@ def mode_important(plan):
 def mode_prefer_cache(plan):
     roots = plan.tree.test_roots()
     caches = {plan.tree.relative(os.path.join(root, results_tree.CACHE_FILE)) for root in roots}
-    plan.fetch(plan.skeleton(roots) | (caches & set(plan.tree.files)))
+    # the Prometheus captures have no parse cache: the prom workload reads them every time
+    plan.fetch(plan.skeleton(roots) | (caches & set(plan.tree.files)) | plan.prom_captures(roots))
     fingerprint = results_tree.workload_fingerprint(plan.workload)
     # the store's own check, with the files' states as the manifest records them
     stale = [root for root in roots
@@ -481,7 +496,7 @@ def _check_destination(dest, url):
                             % (dest, url))
 
 
-def download_tree(client, url, dest, mode, workload, parallel=4, clock=time.monotonic):
+def download_tree(client, url, dest, mode, workload, parallel=4, clock=time.monotonic, prom_workload=None):
     """Download the files ``mode`` selects into ``dest``; returns a summary. Resumes: a file already
     there in the manifest's size and time is not fetched again."""
     if mode not in DOWNLOAD_MODES:
@@ -524,7 +539,7 @@ def download_tree(client, url, dest, mode, workload, parallel=4, clock=time.mono
             raise TransferError("download of %s: %d file(s) failed, first: %s (re-run to resume)"
                                 % (url, len(failures), sorted(failures)[0]))
 
-    plan = DownloadPlan(tree, workload, fetch)
+    plan = DownloadPlan(tree, workload, fetch, prom_workload)
     DOWNLOAD_MODES[mode](plan)
     left = {relative: [entry["size"], entry["mtime_ns"]] for relative, entry in tree.files.items()
             if relative not in done}

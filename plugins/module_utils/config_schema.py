@@ -187,6 +187,8 @@ def postprocess_model():
         workload: str = pydantic.Field(default="perf_indicators", min_length=1)
         # None: the generic reports then the workload's own (see reports.py and the workload)
         reports: Optional[List[str]] = None
+        # the workload of the Prometheus captures (workloads/prom.py); None: not post-processed
+        prom_workload: Optional[str] = pydantic.Field(default="prom", min_length=1)
         strict: bool = False
         title: str = "perfscale.topsail results"
 
@@ -407,6 +409,8 @@ def validate_config(config):
         try:
             loaded = workload_lib.load_workload(validated["postprocess"]["workload"])
             reports.report_names(validated["postprocess"]["reports"], loaded)
+            if validated["postprocess"]["prom_workload"]:
+                workload_lib.load_prom_workload(validated["postprocess"]["prom_workload"])
         except PerfscaleError as exc:
             raise ConfigError("postprocess: %s" % exc) from None
     return validated

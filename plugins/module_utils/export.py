@@ -60,9 +60,17 @@ def kpi_documents(records):
     return [stores_base.kpi_document(record) for record in records]
 
 
-def load_bundle_documents(bundle):
-    """Documents of an export bundle: ``{"kind": "kpi"|"regression", "file": path}``."""
-    path = bundle["file"]
+def prom_documents(records):
+    return [stores_base.prom_document(record) for record in records]
+
+
+# how the records of a bundle file become documents, per kind (regression files hold documents)
+BUNDLE_KINDS = {"kpi": kpi_documents, "prom": prom_documents, "regression": list}
+
+
+def _load_bundle_file(kind, path):
+    if kind not in BUNDLE_KINDS:
+        raise ExportError("export file %s: kind %r: expected one of %s" % (path, kind, ", ".join(BUNDLE_KINDS)))
     try:
         with open(path, encoding="utf-8") as handle:
             records = json.load(handle)
@@ -70,7 +78,16 @@ def load_bundle_documents(bundle):
         raise ExportError("export file %s: cannot be read: %s" % (path, exc)) from None
     if not isinstance(records, list):
         raise ExportError("export file %s: expected a list of records" % path)
-    return kpi_documents(records) if bundle.get("kind", "kpi") == "kpi" else records
+    return BUNDLE_KINDS[kind](records)
+
+
+def load_bundle_documents(bundle):
+    """Documents of an export bundle: ``{"kind": "kpi"|"prom"|"regression", "file": path}``, and of
+    its ``parts`` (more ``{"kind", "file"}`` exported with it, e.g. the Prometheus KPIs)."""
+    documents = _load_bundle_file(bundle.get("kind", "kpi"), bundle["file"])
+    for part in bundle.get("parts") or ():
+        documents.extend(_load_bundle_file(part.get("kind", "kpi"), part["file"]))
+    return documents
 
 
 # --------------------------------------------------------------------------
@@ -347,8 +364,9 @@ def read_export(config, environ=None):
     return config_schema.validate_section({"export": section}, "export", config_schema.export_model()).model_dump()
 
 
-def make_bundle(kind, path, config, run_root, label_fields=()):
-    """What a task hands to the kpi_export callback: the file to export and where to.
+def make_bundle(kind, path, config, run_root, label_fields=(), parts=()):
+    """What a task hands to the kpi_export callback: the file to export (and ``parts``, more
+    ``{"kind", "file"}`` exported with it) and where to.
 
     Only references travel: the export section (a credentials *file name*) and the
     name of the secrets directory's environment variable, never a secret.
@@ -360,6 +378,7 @@ def make_bundle(kind, path, config, run_root, label_fields=()):
         "secrets": {"secrets": dict(config.get("secrets") or {})},
         "spool_dir": os.path.join(run_root, SPOOL_DIRNAME),
         "label_fields": list(label_fields),
+        "parts": [dict(part) for part in parts],
     }
 
 
@@ -373,7 +392,7 @@ def export_bundles(bundles, environ=None):
     does not export them a second time).
     """
     environ = os.environ if environ is None else environ
-    outcome = {"kpi": 0, "regression": 0, "delivered": 0, "undelivered": 0, "store": None, "warnings": [],
+    outcome = {"kpi": 0, "prom": 0, "regression": 0, "delivered": 0, "undelivered": 0, "store": None, "warnings": [],
                "exported": [], "spools": []}
     reasons, spooled = [], []
     exporter = Exporter(None, environ)
@@ -391,10 +410,13 @@ def export_bundles(bundles, environ=None):
     for bundle, spool_dir, documents, path, error in spooled:
         result = _outcome(documents)
         result["spool_error"] = error
-        _finish(result, path, exporter.deliver(documents, bundle["export"], bundle.get("label_fields") or (),
-                                               bundle.get("secrets")))
+        delivery = exporter.deliver(documents, bundle["export"], bundle.get("label_fields") or (), bundle.get("secrets"))
+        _finish(result, path, delivery)
         outcome["exported"].append(bundle["file"])
-        outcome[bundle.get("kind", "kpi")] += result["delivered"]
+        undelivered_ids = {d["doc_id"] for d in delivery.undelivered}
+        for document in documents:
+            if document.get("kind") in ("kpi", "prom", "regression") and document["doc_id"] not in undelivered_ids:
+                outcome[document["kind"]] += 1
         outcome["delivered"] += result["delivered"]
         outcome["store"] = result["store"] or outcome["store"]
         if result["undelivered"]:
@@ -409,7 +431,8 @@ def export_bundles(bundles, environ=None):
             "kpi_export: %d document(s) not delivered to %s (%s); kept in %s; replay with: %s"
             % (outcome["undelivered"], outcome["store"] or "the results store", "; ".join(reasons) or "unknown reason",
                ", ".join(outcome["spools"]), REPLAY_COMMAND % outcome["spools"][0]))
-    outcome["message"] = "kpi_export: %d KPI and %d regression document(s) exported to %s" % (
-        outcome["kpi"], outcome["regression"], outcome["store"] or "the results store") if outcome["exported"] \
+    prom = ", %d Prometheus KPI" % outcome["prom"] if outcome["prom"] else ""
+    outcome["message"] = "kpi_export: %d KPI%s and %d regression document(s) exported to %s" % (
+        outcome["kpi"], prom, outcome["regression"], outcome["store"] or "the results store") if outcome["exported"] \
         else "kpi_export: nothing to export"
     return outcome

@@ -32,6 +32,11 @@ PARSE_LOG = "parse.log"
 KPIS_JSON = "kpis.json"
 KPIS_OPENMETRICS = "kpis.openmetrics"
 KPI_RECORDS = "kpi_records.json"
+PROM_KPIS_JSON = "prom_kpis.json"
+PROM_KPIS_OPENMETRICS = "prom_kpis.openmetrics"
+PROM_KPI_RECORDS = "prom_kpi_records.json"
+# labels a prom record adds to the test's labels (which query, which series)
+PROM_LABELS = ("prom_query", "prom_series")
 PAYLOAD = "payload.json"
 SUMMARY = "summary.json"
 
@@ -102,6 +107,7 @@ class Payloads:
         self.warnings = {}          # test_dir -> KPI/label warnings
         self.gaps = {}              # relative test path -> what strict mode found missing
         self.records = []
+        self.prom = None            # PromResults when postprocess.prom_workload is set
 
     @property
     def strict_gaps(self):
@@ -139,11 +145,94 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
         result.payloads[entry.test_dir] = payload
         result.warnings[entry.test_dir] = warnings
         if payload["kpis"]:
-            result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], {
-                "test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name,
-                "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"],
-                "artifacts_url": run_urls.of(entry.test_dir)}))
+            result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], record_fields(
+                entry, payload, workload, run_urls)))
+    if section["prom_workload"]:
+        result.prom = prom_results(result, workload_lib.load_prom_workload(section["prom_workload"]), run_urls)
     return result
+
+
+def record_fields(entry, payload, workload, run_urls):
+    """What every exported record of a test carries besides its labels and KPI."""
+    return {"test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name,
+            "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"],
+            "artifacts_url": run_urls.of(entry.test_dir)}
+
+
+class PromResults:
+    """The Prometheus captures of the tests (``postprocess.prom_workload``): per test, what was
+    captured and its KPIs; the records of the successful tests (what is exported, kind ``prom``)."""
+
+    def __init__(self, module):
+        self.module = module
+        self.tests = []             # [(entry, captured, kpis)] of the tests with captures
+        self.records = []
+
+    def __bool__(self):
+        return bool(self.tests)
+
+
+def prom_results(parsed, module, run_urls):
+    result = PromResults(module)
+    for entry in parsed.entries:
+        payload = parsed.payloads.get(entry.test_dir)
+        if payload is None:
+            continue
+        captured = module.read_captures(entry.test_dir)
+        if not captured.captures and not captured.warnings:
+            continue
+        kpis = module.kpis_of(captured)
+        result.tests.append((entry, captured, kpis))
+        if entry.failed:
+            continue  # shown in the report, kept out of the history
+        fields = record_fields(entry, payload, parsed.workload, run_urls)
+        for kpi in kpis:
+            record = dict(payload["labels"], **fields)
+            record.update(prom_query=kpi["query"], prom_series=kpi["series"], kpi_name=kpi["kpi_name"],
+                          value=kpi["value"], unit=kpi["unit"], higher_is_better=kpi["higher_is_better"],
+                          ignored_for_regression=kpi["ignored_for_regression"], view_of=None, error=None)
+            result.records.append(record)
+    return result
+
+
+def prom_openmetrics_samples(labels, kpis, test_uuid):
+    """(labels, {kpi: ...}) per series for the OpenMetrics writer: the test's labels, its uuid, and
+    the series' own labels (``series_<name>`` when the test already has a label of that name)."""
+    samples = []
+    for kpi in kpis:
+        sample_labels = dict(labels, test_uuid=test_uuid)
+        for key, value in kpi["series_labels"].items():
+            sample_labels["series_" + key if key in sample_labels else key] = value
+        samples.append((sample_labels, {kpi["kpi_name"]: kpi}))
+    return samples
+
+
+def write_prom_outputs(plots_dir, parsed, subtitle, notes):
+    """The prom workload's files and report in the plots directory; the summary's part of them."""
+    prom = parsed.prom
+    per_test, openmetrics_samples = [], []
+    for entry, captured, kpis in prom.tests:
+        labels = (parsed.payloads.get(entry.test_dir) or {}).get("labels") or {}
+        item = {"test_path": entry.relative, "test_uuid": entry.uuid, "failed": entry.failed, "labels": labels,
+                "captures": captured.captures, "warnings": captured.warnings,
+                "kpis": [{k: v for k, v in kpi.items() if k != "series_labels"} for kpi in kpis]}
+        per_test.append(item)
+        artifacts.write_json_atomic(os.path.join(_test_output_dir(plots_dir, entry), PROM_KPIS_JSON), item)
+        if not entry.failed:
+            openmetrics_samples.extend(prom_openmetrics_samples(labels, kpis, entry.uuid))
+    artifacts.write_json_atomic(os.path.join(plots_dir, PROM_KPIS_JSON), per_test)
+    artifacts.write_text_atomic(os.path.join(plots_dir, PROM_KPIS_OPENMETRICS), kpi_lib.openmetrics(openmetrics_samples))
+    artifacts.write_json_atomic(os.path.join(plots_dir, PROM_KPI_RECORDS), prom.records)
+    reports = []
+    for name, (builder, description) in getattr(prom.module, "REPORTS", {}).items():
+        title, body = builder(prom.module.report_context(prom.tests))
+        filename = "%s.html" % name
+        artifacts.write_text_atomic(os.path.join(plots_dir, filename), reports_lib.page(title, body, subtitle, notes))
+        reports_lib.add_to_index(plots_dir, filename, title, description)
+        reports.append(os.path.join(plots_dir, filename))
+    return {"prom_reports": reports, "prom_tests": len(prom.tests), "prom_kpi_records": len(prom.records),
+            "prom_kpi_records_file": os.path.join(plots_dir, PROM_KPI_RECORDS),
+            "prom_warnings": sum(len(captured.warnings) for _e, captured, _k in prom.tests)}
 
 
 class RunArtifactsUrls:
@@ -199,6 +288,7 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
                                 "".join(p + "\n" for p in presets_applied))
 
     log, all_kpis = [], []
+    prom_warnings = {entry.test_dir: captured.warnings for entry, captured, _k in (parsed.prom.tests if parsed.prom else ())}
     for entry in parsed.entries:
         if entry.test_dir not in parsed.payloads:
             log.append("%s: STRICT MODE: missing %s" % (entry.relative, ", ".join(parsed.gaps[entry.relative])))
@@ -217,6 +307,7 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         source = "cache" if entry.from_cache else "parsed"
         log.append("%s: %s [%s]" % (entry.relative, status, source))
         log.extend("    warning: %s" % w for w in entry.warnings + parsed.warnings[entry.test_dir])
+        log.extend("    prometheus warning: %s" % w for w in prom_warnings.get(entry.test_dir, ()))
 
     artifacts.write_text_atomic(os.path.join(plots_dir, PARSE_LOG), "\n".join(
         ["results: %s" % results_dir, "workload: %s" % workload.name, "tests: %d" % len(parsed.entries)]
@@ -230,9 +321,10 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
                                         parsed.payloads, workload.kpis, parsed.tree_warnings, section["title"],
                                         group_by=workload.report_group_by)
     notes = header_notes(parsed)
-    written = reports_lib.write_reports(plots_dir, context, report_names, workload,
-                                        subtitle="%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset"),
-                                        notes=notes)
+    subtitle = "%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset")
+    written = reports_lib.write_reports(plots_dir, context, report_names, workload, subtitle=subtitle, notes=notes)
+    prom_summary = write_prom_outputs(plots_dir, parsed, subtitle, notes) if parsed.prom else {
+        "prom_reports": [], "prom_tests": 0, "prom_kpi_records": 0, "prom_kpi_records_file": None, "prom_warnings": 0}
     failed = [e.relative for e in parsed.entries if e.failed]
     warnings_count = sum(len(e.warnings) for e in parsed.entries) + len(parsed.tree_warnings)
     summary = {
@@ -253,6 +345,9 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         "notes": notes,
         "noisy_tests": [entry.relative for entry in parsed.entries
                         if (parsed.payloads.get(entry.test_dir) or {}).get("metadata", {}).get("noise")],
+        "prom_label_fields": parsed.label_fields + list(PROM_LABELS),
     }
+    summary["reports"].extend(prom_summary.pop("prom_reports"))
+    summary.update(prom_summary)
     artifacts.write_json_atomic(os.path.join(plots_dir, SUMMARY), summary)
     return summary

@@ -98,9 +98,14 @@ class PrometheusClient:
 # the query file
 
 
+QUERY_KEYS = {"query": str, "unit": str, "help": str, "higher_is_better": bool}
+
+
 def load_query_file(path):
-    """{name: PromQL} from a YAML file: a mapping, or a list of {name, query}. Names become file
-    names (letters, digits, ``_.-``)."""
+    """{name: {query, unit, help, higher_is_better}} from a YAML file: a mapping of name to PromQL
+    (or to a mapping with those keys), or a list of mappings with ``name`` and those keys. Names become
+    file names (letters, digits, ``_.-``); ``unit`` and ``help`` describe the KPIs the ``prom``
+    workload derives (docs/post-processing.md)."""
     import yaml
 
     try:
@@ -110,17 +115,37 @@ def load_query_file(path):
         raise PrometheusError("promquery_file %s: %s" % (path, exc.strerror or exc)) from None
     except yaml.YAMLError as exc:
         raise PrometheusError("promquery_file %s: not YAML (%s)" % (path, " ".join(str(exc).split())[:160])) from None
-    if isinstance(data, list) and all(isinstance(item, dict) and set(item) == {"name", "query"} for item in data):
-        data = {item["name"]: item["query"] for item in data}
+    if isinstance(data, list) and data and all(isinstance(item, dict) and "name" in item for item in data):
+        data = {item["name"]: {k: v for k, v in item.items() if k != "name"} for item in data}
     if not isinstance(data, dict) or not data:
         raise PrometheusError("promquery_file %s: expected a mapping of name: PromQL (or a list of {name, query})" % path)
-    for name, query in data.items():
+    queries = {}
+    for name, spec in data.items():
         if not isinstance(name, str) or not QUERY_NAME.match(name):
             raise PrometheusError("promquery_file %s: query name %r: expected letters, digits, '_', '.' or '-'"
                                   % (path, name))
-        if not isinstance(query, str) or not query.strip():
-            raise PrometheusError("promquery_file %s: query %s: expected a PromQL expression" % (path, name))
-    return data
+        queries[name] = _query_spec(path, name, spec)
+    return queries
+
+
+def _query_spec(path, name, spec):
+    spec = {"query": spec} if isinstance(spec, str) else spec
+    if not isinstance(spec, dict):
+        raise PrometheusError("promquery_file %s: query %s: expected a PromQL expression or a mapping with query"
+                              % (path, name))
+    unknown = sorted(set(map(str, spec)) - set(QUERY_KEYS))
+    if unknown:
+        raise PrometheusError("promquery_file %s: query %s: unknown key(s) %s; expected %s"
+                              % (path, name, ", ".join(unknown), ", ".join(QUERY_KEYS)))
+    query = spec.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise PrometheusError("promquery_file %s: query %s: expected a PromQL expression" % (path, name))
+    for key, kind in QUERY_KEYS.items():
+        if spec.get(key) is not None and not isinstance(spec[key], kind):
+            raise PrometheusError("promquery_file %s: query %s: %s %r: expected a %s"
+                                  % (path, name, key, spec[key], "boolean" if kind is bool else "string"))
+    return {"query": query, "unit": spec.get("unit") or "", "help": spec.get("help") or "",
+            "higher_is_better": bool(spec.get("higher_is_better", False))}
 
 
 # --------------------------------------------------------------------------
@@ -198,20 +223,22 @@ def reset(client, mode, dest_dir, now=time.time):
 
 
 def query(client, queries, start, end, step, dest_dir):
-    """Run every query over the window; write one JSON per query and the index. A query that fails
-    is recorded in the index (its error) and the others still run; returns the index."""
+    """Run every query (``load_query_file``'s mapping) over the window; write one JSON per query and
+    the index (each query's description, file, series and sample counts). A query that fails is
+    recorded in the index (its error) and the others still run; returns the index."""
     index = {"start": start, "end": end, "start_time": _iso(start), "end_time": _iso(end), "step_s": step,
              "prometheus_url": client.url, "queries": {}}
-    for name, promql in queries.items():
+    for name, spec in queries.items():
+        spec = {"query": spec} if isinstance(spec, str) else dict(spec)
         try:
-            data = client.query_range(promql, start, end, step)
+            data = client.query_range(spec["query"], start, end, step)
         except PrometheusError as exc:
-            index["queries"][name] = {"query": promql, "error": str(exc)}
+            index["queries"][name] = dict(spec, error=str(exc))
             continue
-        artifacts.write_json_atomic(os.path.join(dest_dir, name + ".json"), {"query": promql, "data": data})
+        artifacts.write_json_atomic(os.path.join(dest_dir, name + ".json"), {"query": spec["query"], "data": data})
         series = data.get("result") or []
-        index["queries"][name] = {"query": promql, "file": name + ".json", "series": len(series),
-                                  "samples": sum(len(item.get("values") or []) for item in series)}
+        index["queries"][name] = dict(spec, file=name + ".json", series=len(series),
+                                      samples=sum(len(item.get("values") or []) for item in series))
     artifacts.write_json_atomic(os.path.join(dest_dir, QUERIES_INDEX), index)
     return index
 

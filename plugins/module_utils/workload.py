@@ -115,23 +115,42 @@ class Workload:
         return function(entry) if function else None
 
 
-def load_workload(name):
+def _import_module(name, builtin, setting):
+    """A workload module from a built-in short name (``builtin``), an importable module name or a
+    ``.py`` path; ``setting`` names the configuration key in errors."""
     if not name or not isinstance(name, str):
-        raise WorkloadError("postprocess.workload: expected a workload name, module or .py path, got %r" % (name,))
+        raise WorkloadError("%s: expected a workload name, module or .py path, got %r" % (setting, name))
     if name.endswith(".py"):
         if not os.path.exists(name):
-            raise WorkloadError("workload file %s does not exist" % name)
+            raise WorkloadError("%s: workload file %s does not exist" % (setting, name))
         spec = importlib.util.spec_from_file_location("perfscale_workload_%s" % os.path.basename(name)[:-3], name)
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
         except Exception as exc:  # a user's file may fail in any way; say which file, keep the cause
-            raise WorkloadError("workload file %s failed to load: %s: %s" % (name, type(exc).__name__, exc)) from exc
-        return Workload(module, name)
-    module_name = workloads.BUILTIN.get(name, name)
+            raise WorkloadError("%s: workload file %s failed to load: %s: %s"
+                                % (setting, name, type(exc).__name__, exc)) from exc
+        return module
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(builtin.get(name, name))
     except ImportError as exc:
-        raise WorkloadError("workload %r cannot be imported (%s); built-in workloads: %s"
-                            % (name, exc, ", ".join(workloads.builtin_names()))) from None
-    return Workload(module, name)
+        raise WorkloadError("%s: workload %r cannot be imported (%s); built-in workloads: %s"
+                            % (setting, name, exc, ", ".join(sorted(builtin)))) from None
+
+
+def load_workload(name):
+    return Workload(_import_module(name, workloads.BUILTIN, "postprocess.workload"), name)
+
+
+# what a Prometheus workload provides (see workloads/prom.py)
+PROM_REQUIRED = ("read_captures", "kpis_of", "CAPTURE_DIR_GLOB")
+
+
+def load_prom_workload(name):
+    """The module of ``postprocess.prom_workload`` (built-in ``prom``, a module or a ``.py`` path)."""
+    module = _import_module(name, workloads.PROM_BUILTIN, "postprocess.prom_workload")
+    required = PROM_REQUIRED + (("report_context",) if getattr(module, "REPORTS", None) else ())
+    missing = [attr for attr in required if not hasattr(module, attr)]
+    if missing:
+        raise WorkloadError("postprocess.prom_workload %s lacks %s (see workloads/prom.py)" % (name, ", ".join(missing)))
+    return module

@@ -6,7 +6,9 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -15,6 +17,9 @@ import urllib.request
 import pytest
 
 from helpers import run_playbook
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures"))
+import trees  # noqa: E402  pylint: disable=wrong-import-position
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian's prometheus is not installed "
@@ -33,8 +38,11 @@ def free_port():
 
 
 class Exporter(http.server.BaseHTTPRequestHandler):
+    # what is exposed now: a test may change it (and puts it back)
+    exposed = EXPORTED
+
     def do_GET(self):  # noqa: N802 - the http.server interface
-        body = EXPORTED.encode()
+        body = type(self).exposed.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(body)))
@@ -144,6 +152,66 @@ def test_mark_keeps_the_data_and_a_failing_query_is_named(prometheus, tmp_path):
     index = json.loads((tmp_path / "001__cluster__query_prometheus_db" / "queries.json").read_text())
     assert index["queries"]["good"]["series"] == 1 and "error" in index["queries"]["broken"]
     assert (tmp_path / "001__cluster__query_prometheus_db" / "FAILURE").exists()
+
+
+def exposed(gpu0, gpu1):
+    return ('# TYPE perfscale_test_gpu_utilization gauge\n'
+            'perfscale_test_gpu_utilization{gpu="0"} %s\n'
+            'perfscale_test_gpu_utilization{gpu="1"} %s\n'
+            '# TYPE perfscale_test_memory_bytes gauge\n'
+            'perfscale_test_memory_bytes{container="server"} 3000000000\n' % (gpu0, gpu1))
+
+
+def test_the_prom_workload_turns_what_was_exposed_into_kpis_plots_and_stored_documents(prometheus, tmp_path):
+    """Two tests of a matrix, each: reset, a few scrapes at a low value, a few at its peak, query into
+    the test's directory; then visualize.yml: the KPIs are what the exporter exposed."""
+    url = prometheus["url"]
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    points = sorted((root / "001__matbenchmarking").iterdir())
+    queries = tmp_path / "queries.yml"
+    queries.write_text("gpu_utilization: {query: perfscale_test_gpu_utilization, unit: '%', help: GPU busy}\n"
+                       "container_memory: {query: 'perfscale_test_memory_bytes{container=\"server\"}', unit: bytes}\n")
+    peaks = {points[0].name: (90, 60), points[1].name: (70, 40)}
+    try:
+        for point in points:
+            Exporter.exposed = exposed(10, 20)
+            reset = toolbox("cluster reset_prometheus_db", {"prometheus_url": url}, point)
+            assert reset.returncode == 0, reset.output
+            time.sleep(2.5)
+            Exporter.exposed = exposed(*peaks[point.name])
+            time.sleep(2.5)
+            query = toolbox("cluster query_prometheus_db",
+                            {"prometheus_url": url, "promquery_file": str(queries), "step_s": 1}, point)
+            assert query.returncode == 0, query.output
+    finally:
+        Exporter.exposed = EXPORTED
+    database = tmp_path / "results.sqlite"
+    run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root,
+                       env={"PERFSCALE_EXPORT_SQLITE_PATH": str(database)})
+    assert run.returncode == 0, run.output
+    plots = root / "002__plots"
+    records = json.loads((plots / "prom_kpi_records.json").read_text())
+    by = {(r["test_path"].rsplit("/", 1)[-1], r["kpi_name"], r["prom_series"]): r["value"] for r in records}
+    for point in points:
+        capture = point / "001__cluster__query_prometheus_db" / "gpu_utilization.json"
+        samples = {series["metric"]["gpu"]: [float(v) for _ts, v in series["values"]]
+                   for series in json.loads(capture.read_text())["data"]["result"]}
+        for gpu, peak, low in (("0", peaks[point.name][0], 10), ("1", peaks[point.name][1], 20)):
+            key = [k for k in by if k[0] == point.name and k[1] == "gpu_utilization_max" and 'gpu="%s"' % gpu in k[2]]
+            assert len(key) == 1, by
+            assert by[key[0]] == peak  # the peak the exporter exposed
+            mean = by[(point.name, "gpu_utilization_mean", key[0][2])]
+            assert low < mean < peak and mean == pytest.approx(sum(samples[gpu]) / len(samples[gpu]))
+            assert set(samples[gpu]) == {float(low), float(peak)}
+        memory = [v for k, v in by.items() if k[0] == point.name and k[1].startswith("container_memory_")]
+        assert memory == [3e9, 3e9]
+    report = (plots / "prometheus_report.html").read_text()
+    assert "gpu_utilization over time" in report and "container_memory_max" in report
+    with sqlite3.connect(str(database)) as connection:
+        stored = connection.execute("SELECT COUNT(*) FROM documents WHERE kind = 'prom'").fetchone()[0]
+    assert stored == len(records) == 2 * (2 + 1) * 2  # two tests, three series, max and mean
+    assert "4 Prometheus KPI" not in run.flat and "12 Prometheus KPI" in run.flat
 
 
 @pytest.mark.parametrize("command, args, message", [

@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What every results-store backend offers, and the document helpers they share.
 
-A store keeps two kinds of documents: KPI records (``kind: kpi``, one per test
-and KPI: the labels flattened in, ``value``, ``unit``, ``@timestamp``...) and
-regression verdicts (``kind: regression``). Document ids are deterministic
+A store keeps KPI records (``kind: kpi``, one per test and KPI: the labels
+flattened in, ``value``, ``unit``, ``@timestamp``...), the KPIs of the Prometheus
+metrics captured during a test (``kind: prom``, the same fields, one per test,
+KPI and series: ``prom_query`` and ``prom_series`` are labels), regression
+verdicts (``kind: regression``) and marks on runs (``kind: mark``). Document ids are deterministic
 (``doc_id``), so a retried or repeated export overwrites, never duplicates.
 
 History look-ups are the hot path of a run (one per analysed KPI): backends
@@ -28,7 +30,7 @@ import json
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.secret_refs import redact_url
 
-KINDS = ("kpi", "regression", "mark")
+KINDS = ("kpi", "prom", "regression", "mark")
 # fields of a record that are not labels (history never compares them)
 # artifacts_url (where the run's files were uploaded) differs per run: a record field, never a label
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
@@ -46,6 +48,14 @@ def kpi_document(record):
     document = dict(record)
     document["kind"] = "kpi"
     document["doc_id"] = doc_id("kpi", record["test_uuid"], record["kpi_name"])
+    return document
+
+
+def prom_document(record):
+    """A flat record of the ``prom`` workload (a KPI of one Prometheus series) as a store document."""
+    document = dict(record)
+    document["kind"] = "prom"
+    document["doc_id"] = doc_id("prom", record["test_uuid"], record["kpi_name"], record.get("prom_series", ""))
     return document
 
 

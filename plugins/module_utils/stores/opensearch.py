@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The shared results store: OpenSearch, through opensearch-py (imported lazily).
 
-An index per kind (``<prefix>kpis``, ``<prefix>regressions``) with a mapping
+An index per kind (``<prefix>kpis``, ``<prefix>kpis-prom`` for the Prometheus KPIs (the suffix is
+``prom_index_suffix``), ``<prefix>regressions``, ``<prefix>marks``) with a mapping
 made from the labels (``keyword``), ``value`` (``double``) and ``@timestamp``
 (``date``), created before the first write. Bulk writes have a timeout and
 bounded retries with back-off. History look-ups of a run go in ``_msearch``
@@ -66,11 +67,13 @@ class OpenSearchStore(base.ResultsStore):
     name = "opensearch"
 
     def __init__(self, hosts, index_prefix="perfscale-", verify_certs=True, ca_file=None, credentials=None,
-                 timeout=base.DEFAULT_TIMEOUT, max_retries=3, chunk_size=500, backoff=0.5, client=None):
+                 timeout=base.DEFAULT_TIMEOUT, max_retries=3, chunk_size=500, backoff=0.5, client=None,
+                 prom_index_suffix="-prom"):
         if not hosts:
             raise StoreConfigError("export.opensearch.hosts: expected at least one URL")
         self.hosts = list(hosts)
         self.index_prefix = index_prefix or ""
+        self.prom_index_suffix = prom_index_suffix
         self.timeout = timeout
         self.max_retries = max_retries
         self.chunk_size = chunk_size
@@ -97,6 +100,8 @@ class OpenSearchStore(base.ResultsStore):
             model_config = pydantic.ConfigDict(extra="forbid")
             hosts: List[str] = []
             index_prefix: str = "perfscale-"
+            # the Prometheus KPIs (kind prom) go to the KPI index's name with this suffix
+            prom_index_suffix: str = pydantic.Field(default="-prom", min_length=1)
             verify_certs: bool = True
             ca_file: Optional[str] = None
             credentials_file: Optional[str] = None
@@ -111,7 +116,8 @@ class OpenSearchStore(base.ResultsStore):
         credentials = read_credentials(secrets_config or {}, settings.get("credentials_file"), environ)
         return cls(settings["hosts"], index_prefix=settings["index_prefix"], verify_certs=settings["verify_certs"],
                    ca_file=settings.get("ca_file"), credentials=credentials, timeout=export["timeout_s"],
-                   max_retries=settings["max_retries"], chunk_size=settings["chunk_size"])
+                   max_retries=settings["max_retries"], chunk_size=settings["chunk_size"],
+                   prom_index_suffix=settings.get("prom_index_suffix") or "-prom")
 
     def describe(self):
         return "opensearch %s" % ", ".join(secret_refs.redact_url(h) for h in self.hosts)
@@ -120,7 +126,8 @@ class OpenSearchStore(base.ResultsStore):
         return StoreUnavailable("%s: %s" % (self.describe(), base.short_reason(exc)))
 
     def index(self, kind):
-        return "%s%s" % (self.index_prefix, {"kpi": "kpis", "regression": "regressions", "mark": "marks"}[kind])
+        names = {"kpi": "kpis", "prom": "kpis" + self.prom_index_suffix, "regression": "regressions", "mark": "marks"}
+        return "%s%s" % (self.index_prefix, names[kind])
 
     @staticmethod
     def mapping(label_fields=()):

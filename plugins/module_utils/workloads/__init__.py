@@ -16,6 +16,11 @@ BUILTIN = {
     "fine_tuning": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning",
 }
 
+# the workloads of the Prometheus captures (``postprocess.prom_workload``)
+PROM_BUILTIN = {
+    "prom": "ansible_collections.perfscale.topsail.plugins.module_utils.workloads.prom",
+}
+
 
 def builtin_names():
     return sorted(BUILTIN)

@@ -226,3 +226,24 @@ def test_the_artifacts_url_of_a_kpi_document_is_not_a_label():
 
     document = {"kpi_name": "rate", "value": 1.0, "size": 64, "artifacts_url": "s3://bkt/ci/run-1"}
     assert base.label_part(document) == {"size": 64}
+
+
+@pytest.mark.parametrize("mode", ["prefer_cache", "important"])
+def test_the_prometheus_captures_of_the_tests_come_with_the_cache_or_the_important_files(tmp_path, mode):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    point = root / "001__matbenchmarking" / "000__matmul_float32_64"
+    write(str(point / "002__cluster__query_prometheus_db" / "queries.json"), b'{"queries": {}}')
+    write(str(point / "002__cluster__query_prometheus_db" / "gpu.json"), b'{}')
+    write(str(root / "003__cluster__dump_prometheus_db" / "prometheus.tar.gz"), b"x" * 100)
+    workload = workload_lib.load_workload("perf_indicators")
+    results_tree.parse_results(str(root), workload)
+    store = MemoryStore()
+    transfer.upload_tree(store, str(root), "s3://bkt/ci/run", "1")
+    prom = workload_lib.load_prom_workload("prom")
+    transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl"), mode, workload, prom_workload=prom)
+    capture = tmp_path / "dl" / "001__matbenchmarking" / "000__matmul_float32_64" / "002__cluster__query_prometheus_db"
+    assert sorted(os.listdir(capture)) == ["gpu.json", "queries.json"]
+    assert not (tmp_path / "dl" / "003__cluster__dump_prometheus_db").exists()  # the TSDB dump stays remote
+    transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl2"), mode, workload)
+    assert not (tmp_path / "dl2" / capture.relative_to(tmp_path / "dl")).exists()

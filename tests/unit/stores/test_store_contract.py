@@ -140,3 +140,38 @@ def test_an_unreachable_store_is_the_same_error_everywhere(backend, tmp_path):
 def test_an_unknown_backend_names_the_known_ones(tmp_path):
     with pytest.raises(errors.StoreConfigError, match="export.backend 'mongo': expected one of opensearch, sqlite"):
         stores.open_store(export_section("mongo", tmp_path))
+
+
+def test_prometheus_kpis_are_their_own_kind_with_a_history_per_series(store):
+    def prom(uuid, value, series, timestamp):
+        fields = dict(LABELS, version="1.0", extra=None, prom_query="gpu_memory", prom_series=series,
+                      kpi_name="gpu_memory_max", value=value, unit="MiB", higher_is_better=False,
+                      ignored_for_regression=True, test_uuid=uuid, workload="w")
+        fields["@timestamp"] = timestamp
+        return base.prom_document(fields)
+
+    store.write([prom("a", 10.0, 'gpu="0"', "2026-11-20T10:00:00+00:00"),
+                 prom("a", 20.0, 'gpu="1"', "2026-11-20T10:00:00+00:00"),
+                 prom("b", 11.0, 'gpu="0"', "2026-11-20T11:00:00+00:00"),
+                 record("a", 5.0)])
+    # the same test and KPI, two series: two documents, not one overwriting the other
+    assert (store.count("prom"), store.count("kpi")) == (3, 1)
+    history = store.history("w", "gpu_memory_max", dict(LABELS, prom_query="gpu_memory", prom_series='gpu="0"'),
+                            ["version", "test_path", "extra"], kind="prom")
+    assert [(d["test_uuid"], d["value"]) for d in history] == [("a", 10.0), ("b", 11.0)]
+    assert store.history("w", "gpu_memory_max", dict(LABELS, prom_query="gpu_memory", prom_series='gpu="0"'),
+                         ["version", "test_path", "extra"]) == []
+
+
+def test_opensearch_keeps_prometheus_kpis_in_the_suffixed_kpi_index(tmp_path, opensearch_url):
+    section = export_section("opensearch", tmp_path, opensearch_url, prefix="suffix-")
+    section["opensearch"]["prom_index_suffix"] = "-promx"
+    opened = stores.open_store(section)
+    try:
+        assert (opened.index("kpi"), opened.index("prom")) == ("suffix-kpis", "suffix-kpis-promx")
+        opened.ensure_schema(["prom_series"])
+        opened.write([base.prom_document({"test_uuid": "u", "kpi_name": "k_max", "prom_series": "", "value": 1.0,
+                                          "@timestamp": "2026-11-20T10:00:00+00:00", "workload": "w"})])
+        assert opened.client.count(index="suffix-kpis-promx")["count"] == 1
+    finally:
+        opened.close()
