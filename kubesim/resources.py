@@ -75,8 +75,8 @@ class Resource:
 # (group, version, kind, plural, namespaced, shortNames, categories, subresources)
 BUILTIN = [
     ("", "v1", "Namespace", "namespaces", False, ["ns"], [], ["status", "finalize"]),
-    ("", "v1", "Pod", "pods", True, ["po"], ["all"], ["status", "log", "binding", "eviction"]),
-    ("", "v1", "Service", "services", True, ["svc"], ["all"], ["status"]),
+    ("", "v1", "Pod", "pods", True, ["po"], ["all"], ["status", "log", "binding", "eviction", "proxy"]),
+    ("", "v1", "Service", "services", True, ["svc"], ["all"], ["status", "proxy"]),
     ("", "v1", "ConfigMap", "configmaps", True, ["cm"], [], []),
     ("", "v1", "Secret", "secrets", True, [], [], []),
     ("", "v1", "ServiceAccount", "serviceaccounts", True, ["sa"], [], []),

@@ -20,7 +20,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from kubesim import protobuf, tables
+from kubesim import proxy, protobuf, tables
 from kubesim.cluster import PATCH_TYPES, Options
 from kubesim.errors import ApiError
 
@@ -182,6 +182,9 @@ class Api:
         resource = self.cluster.registry.lookup(group, version, plural)
         if namespace is not None and not resource.namespaced:
             raise ApiError.not_found_path()
+        if name and proxy.is_proxy(resource.group, resource.plural, sub):
+            self._authorize(request, "get", resource, namespace, name)
+            return proxy.proxy(self.cluster, request, resource.plural, namespace, name, sub)
         if sub and sub not in resource.subresources:
             raise ApiError.not_found_path()
         verb = self._verb(request, name)

@@ -36,30 +36,7 @@ class ActionModule(PerfscaleAction):
         if not dest_dir:
             result.update(failed=True, msg="prometheus_db: no dest_dir and no open artifact directory")
             return result
-        if args["step_s"] <= 0:
-            result.update(failed=True, msg="step_s %s: expected a number of seconds > 0" % args["step_s"])
-            return result
         client = prometheus.PrometheusClient(args["prometheus_url"], timeout=args["timeout_s"])
-        operation = args["operation"]
-        if operation == "reset":
-            record = prometheus.reset(client, args["mode"], dest_dir)
-            result.update(changed=args["mode"] == "reset", record=record,
-                          msg="%s at %s (%s)" % ("reset" if args["mode"] == "reset" else "marked", record["time"],
-                                                 client.url))
-        elif operation == "query":
-            queries = prometheus.load_query_file(args["promquery_file"])
-            start, end = prometheus.window(args.get("start_ts"), args.get("end_ts"), args["duration_s"],
-                                           task_vars.get("perfscale_run_root"))
-            index = prometheus.query(client, queries, start, end, args["step_s"], dest_dir)
-            failed = sorted(name for name, item in index["queries"].items() if "error" in item)
-            result.update(changed=True, index=index, msg="%d of %d query(ies) over %s .. %s" % (
-                len(queries) - len(failed), len(queries), index["start_time"], index["end_time"]))
-            if failed:
-                result.update(failed=True, msg="%s; failed: %s" % (result["msg"], "; ".join(
-                    index["queries"][name]["error"] for name in failed)))
-        else:
-            record = prometheus.snapshot(client, dest_dir, args["dump_name_prefix"], args.get("prometheus_data_dir"))
-            result.update(changed=True, record=record, msg="snapshot %s%s" % (
-                record["snapshot"], " packed as %s" % record["archive"] if record["archive"] else
-                " (on the Prometheus server; give prometheus_data_dir to pack it into the artifacts)"))
+        result.update(prometheus.run_operation(client, args["operation"], args, dest_dir,
+                                               task_vars.get("perfscale_run_root")))
         return result

@@ -40,7 +40,9 @@ class PrometheusError(PerfscaleError):
     """A Prometheus that cannot be reached or refuses, or a bad query file (one line)."""
 
 
-class PrometheusClient:
+class HttpTransport:
+    """A Prometheus by URL: ``request(method, path, params)`` -> (status, body bytes)."""
+
     def __init__(self, url, timeout=30):
         parsed = urllib.parse.urlsplit(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -49,7 +51,7 @@ class PrometheusClient:
         self.scheme, self.host, self.base_path = parsed.scheme, parsed.netloc, parsed.path.rstrip("/")
         self.timeout = timeout
 
-    def _call(self, method, path, params=None):
+    def request(self, method, path, params):
         query = urllib.parse.urlencode(params or {}, doseq=True)
         target = self.base_path + path
         body = None
@@ -63,22 +65,65 @@ class PrometheusClient:
         try:
             connection.request(method, target, body=body, headers=headers)
             response = connection.getresponse()
-            raw = response.read()
+            return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:
             raise PrometheusError("%s %s%s: %s" % (method, self.url, path, exc)) from None
         finally:
             connection.close()
-        if response.status == 204:
+
+
+class KubeProxyTransport:
+    """A Prometheus pod reached through the API server's pod proxy
+    (``/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy/...``): no route, no port-forward; the
+    caller's credentials (``pods/proxy``) are the kubeconfig's. ``api_client`` is a ``kubernetes``
+    ``ApiClient``."""
+
+    def __init__(self, api_client, namespace, pod, port, scheme="http", timeout=30):
+        self.api_client = api_client
+        self.namespace, self.pod, self.port, self.scheme = namespace, pod, port, scheme
+        self.timeout = timeout
+        target = "%s:%s:%s" % (scheme, pod, port) if scheme != "http" else "%s:%s" % (pod, port)
+        self.base_path = "/api/v1/namespaces/%s/pods/%s/proxy" % (namespace, target)
+        self.url = "pod %s/%s:%s (through the API server)" % (namespace, pod, port)
+
+    def request(self, method, path, params):
+        from kubernetes.client.exceptions import ApiException
+
+        query = list((params or {}).items())
+        headers = {"Accept": "application/json"}
+        try:
+            # the client of requirements.txt (kubernetes >= 30: param_serialize, then call_api)
+            request = self.api_client.param_serialize(method, self.base_path + path, query_params=query,
+                                                      header_params=headers, auth_settings=["BearerToken"])
+            response = self.api_client.call_api(*request, _request_timeout=self.timeout)
+            return response.status, response.read()
+        except ApiException as exc:
+            body = exc.body or b""
+            return exc.status, body if isinstance(body, bytes) else body.encode()
+        except (OSError, ValueError) as exc:
+            raise PrometheusError("%s %s%s: %s" % (method, self.url, path, exc)) from None
+
+
+class PrometheusClient:
+    """The Prometheus HTTP API over a transport (by URL, or through the API server's pod proxy)."""
+
+    def __init__(self, url=None, timeout=30, transport=None):
+        self.transport = transport or HttpTransport(url, timeout)
+        self.url = self.transport.url
+
+    def _call(self, method, path, params=None):
+        status, raw = self.transport.request(method, path, params)
+        if status == 204:
             return None
         try:
             document = json.loads(raw)
         except ValueError:
             document = None
-        if response.status >= 300 or not isinstance(document, dict) or document.get("status") != "success":
+        if status >= 300 or not isinstance(document, dict) or document.get("status") != "success":
             reason = (document or {}).get("error") if isinstance(document, dict) else None
-            if "/admin/" in path and (response.status == 404 or "admin APIs disabled" in str(reason)):
+            if "/admin/" in path and (status == 404 or "admin APIs disabled" in str(reason)):
                 reason = "the admin API is off (start Prometheus with --web.enable-admin-api)"
-            raise PrometheusError("%s %s%s: %s %s" % (method, self.url, path, response.status,
+            raise PrometheusError("%s %s%s: %s %s" % (method, self.url, path, status,
                                                       reason or raw[:200].decode("utf-8", "replace").strip()))
         return document.get("data")
 
@@ -260,3 +305,58 @@ def snapshot(client, dest_dir, prefix, data_dir=None):
         record["archive"] = os.path.basename(archive)
     artifacts.write_json_atomic(os.path.join(dest_dir, "snapshot.json"), record)
     return record
+
+
+# --------------------------------------------------------------------------
+# one operation, as the toolbox commands ask for it (shared by the prometheus_db action, by URL,
+# and the k8s_prometheus_db module, through the API server)
+
+
+def _reset_operation(client, params, dest_dir, _run_root):
+    record = reset(client, params["mode"], dest_dir)
+    return {"changed": params["mode"] == "reset", "record": record,
+            "msg": "%s at %s (%s)" % ("reset" if params["mode"] == "reset" else "marked", record["time"], client.url)}
+
+
+def _query_operation(client, params, dest_dir, run_root):
+    if not params.get("promquery_file"):
+        raise PrometheusError("promquery_file: required to query")
+    queries = load_query_file(params["promquery_file"])
+    start, end = window(params.get("start_ts"), params.get("end_ts"), params.get("duration_s") or 0, run_root)
+    index = query(client, queries, start, end, params["step_s"], dest_dir)
+    failed = sorted(name for name, item in index["queries"].items() if "error" in item)
+    result = {"changed": True, "index": index, "msg": "%d of %d query(ies) over %s .. %s" % (
+        len(queries) - len(failed), len(queries), index["start_time"], index["end_time"])}
+    if failed:
+        result.update(failed=True, msg="%s; failed: %s" % (result["msg"], "; ".join(
+            index["queries"][name]["error"] for name in failed)))
+    return result
+
+
+def _snapshot_operation(client, params, dest_dir, _run_root):
+    record = snapshot(client, dest_dir, params["dump_name_prefix"], params.get("prometheus_data_dir"))
+    where = (" packed as %s" % record["archive"]) if record["archive"] else \
+        " (kept by the Prometheus server; give prometheus_data_dir to pack it into the artifacts)"
+    return {"changed": True, "record": record, "msg": "snapshot %s%s" % (record["snapshot"], where)}
+
+
+OPERATIONS = {"reset": _reset_operation, "query": _query_operation, "snapshot": _snapshot_operation}
+
+
+def run_operation(client, operation, params, dest_dir, run_root=None):
+    """Run ``operation`` (``OPERATIONS``) with the command's parameters; returns the task's result
+    (``changed``, ``msg``, ``failed`` when a query failed, the record or index)."""
+    if params.get("step_s") is not None and params["step_s"] <= 0:
+        raise PrometheusError("step_s %s: expected a number of seconds > 0" % params["step_s"])
+    return OPERATIONS[operation](client, params, dest_dir, run_root)
+
+
+def choose_pod(pods, namespace, label):
+    """The Prometheus pod among ``pods`` (dicts; those the label selects): the first Running one by
+    name (a StatefulSet's ``-0`` replica)."""
+    running = sorted((pod for pod in pods if (pod.get("status") or {}).get("phase") == "Running"),
+                     key=lambda pod: pod["metadata"]["name"])
+    if not running:
+        raise PrometheusError("no Running pod labelled %s in namespace %s (%d pod(s) found); is Prometheus there, or "
+                              "give prometheus_url" % (label, namespace, len(pods)))
+    return running[0]["metadata"]["name"]

@@ -1,16 +1,13 @@
 """The Prometheus commands against a real Prometheus (Debian's `prometheus`, which `make setup-test`
 installs) scraping, every second, a small exporter on 127.0.0.1 whose values the test knows."""
 
-import http.server
 import json
 import os
-import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 import urllib.request
 
@@ -21,72 +18,17 @@ from helpers import run_playbook
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian's prometheus is not installed "
-                                                                       "(make setup-test installs it as root)")
-EXPORTED = ('# TYPE perfscale_test_gpu_utilization gauge\n'
-            'perfscale_test_gpu_utilization{gpu="0"} 42\n'
-            'perfscale_test_gpu_utilization{gpu="1"} 77\n'
-            '# TYPE perfscale_test_memory_bytes gauge\n'
-            'perfscale_test_memory_bytes{container="server"} 3000000000\n')
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from prometheus_server import EXPORTED, INSTALLED, PROMETHEUS, Exporter, instant, running  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Exporter(http.server.BaseHTTPRequestHandler):
-    # what is exposed now: a test may change it (and puts it back)
-    exposed = EXPORTED
-
-    def do_GET(self):  # noqa: N802 - the http.server interface
-        body = type(self).exposed.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-def instant(url, query):
-    with urllib.request.urlopen("%s/api/v1/query?query=%s" % (url, urllib.request.quote(query)), timeout=5) as answer:
-        return json.load(answer)["data"]["result"]
+pytestmark = pytest.mark.skipif(
+    not INSTALLED, reason="Debian's prometheus is not installed (make setup-test installs it as root)")
 
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory):
-    exporter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
-    threading.Thread(target=exporter.serve_forever, daemon=True).start()
-    base = tmp_path_factory.mktemp("prometheus")
-    (base / "prometheus.yml").write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        "scrape_configs:\n  - job_name: exporter\n    static_configs:\n"
-        "      - targets: ['127.0.0.1:%d']\n" % exporter.server_address[1])
-    port = free_port()
-    server = subprocess.Popen([PROMETHEUS, "--config.file=%s" % (base / "prometheus.yml"),
-                               "--storage.tsdb.path=%s" % (base / "data"), "--web.listen-address=127.0.0.1:%d" % port,
-                               "--web.enable-admin-api"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = "http://127.0.0.1:%d" % port
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if instant(url, 'up{job="exporter"} == 1'):
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "prometheus did not start scraping"
-            time.sleep(0.3)
-        yield {"url": url, "data_dir": str(base / "data")}
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        exporter.shutdown()
+    with running(tmp_path_factory.mktemp("prometheus")) as server:
+        yield server
 
 
 def toolbox(command, args, artifact_dir):
@@ -215,7 +157,6 @@ def test_the_prom_workload_turns_what_was_exposed_into_kpis_plots_and_stored_doc
 
 
 @pytest.mark.parametrize("command, args, message", [
-    ("cluster reset_prometheus_db", {}, "cluster_reset_prometheus_db_prometheus_url is empty; expected http(s)://host:port"),
     ("cluster reset_prometheus_db", {"prometheus_url": "http://127.0.0.1:9"}, "POST http://127.0.0.1:9/api/v1/admin/tsdb/delete_series:"),
     ("cluster reset_prometheus_db", {"prometheus_url": "prometheus:9090"}, "prometheus_url 'prometheus:9090': expected http(s)://host[:port]"),
     ("cluster query_prometheus_db", {"prometheus_url": "http://127.0.0.1:9", "promquery_file": "/nonexistent.yml"},
