@@ -184,8 +184,20 @@ class GPUReadyAddon(Addon):
             advertise_gpus(cluster, node["metadata"]["name"], replicas=1, sharing="none")
 
 
+MONITORING_CRDS = ["monitoring.coreos.com/ServiceMonitor", "monitoring.coreos.com/PodMonitor"]
+
+
+class PrometheusOperatorAddon(Addon):
+    """The Prometheus Operator's monitor kinds (ServiceMonitor, PodMonitor); no Prometheus runs."""
+    name = "prometheus-operator"
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, MONITORING_CRDS)
+
+
 class OpenShiftAddon(Addon):
     name = "openshift"
+    requires = ("prometheus-operator",)
 
     def install(self, sim):
         from kubesim.openshift import install_openshift
@@ -211,7 +223,8 @@ class AddonRegistry:
         return self._classes[name]()
 
 
-BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, TektonAddon, GPUReadyAddon, OpenShiftAddon)
+BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, TektonAddon, GPUReadyAddon,
+                  PrometheusOperatorAddon, OpenShiftAddon)
 
 
 def default_addons():

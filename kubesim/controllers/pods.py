@@ -13,6 +13,8 @@ template annotations reach every pod it creates:
 - ``log``: text written to the container log when it starts (one line per line);
 - ``trainer-summary``: a JSON object; rank-0 pods log a Hugging Face Trainer run
   ending with it (:mod:`kubesim.trainerlog`; ``trainer-steps``: loss records, default 4);
+- ``pod-ip``: the pod's IP (default a fake ``10.128.x.y``); ``127.0.0.1`` makes the pod's ports those of
+  a local process, for a client that dials the pod's IP (a scraper);
 - ``ready``: ``"false"``: the container runs but never becomes Ready (a failing
   readiness probe); ``ready-delay-s``: simulated seconds from start to Ready;
 - ``run-local``: ``"true"``: run the first container's ``command`` + ``args`` as a
@@ -260,7 +262,8 @@ class PodController(Controller):
                                 cond("Ready", ready_text), cond("ContainersReady", ready_text),
                                 cond("PodScheduled", "True")]
         uid = obj["metadata"]["uid"]
-        status["podIP"] = status.get("podIP") or "10.128.%d.%d" % (int(uid[:2], 16) % 250, int(uid[2:4], 16) % 250 + 2)
+        status["podIP"] = (status.get("podIP") or _annotation(obj, "pod-ip")
+                           or "10.128.%d.%d" % (int(uid[:2], 16) % 250, int(uid[2:4], 16) % 250 + 2))
         status["podIPs"] = [{"ip": status["podIP"]}]
         statuses = []
         for c in self._containers(obj):
