@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
+from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
 
 ARGUMENT_SPEC = dict(
     operation=dict(type="str", required=True, choices=["reset", "query", "snapshot"]),
@@ -21,6 +23,7 @@ ARGUMENT_SPEC = dict(
     prometheus_data_dir=dict(type="path"),
     dest_dir=dict(type="path"),
     timeout_s=dict(type="float", default=30),
+    prometheus_token_secret=dict(type="str", default=""),
 )
 
 
@@ -36,7 +39,14 @@ class ActionModule(PerfscaleAction):
         if not dest_dir:
             result.update(failed=True, msg="prometheus_db: no dest_dir and no open artifact directory")
             return result
-        client = prometheus.PrometheusClient(args["prometheus_url"], timeout=args["timeout_s"])
+        token = None
+        if args["prometheus_token_secret"]:
+            try:
+                token = secret_refs.read_secret(task_vars.get("perfscale_config") or {}, args["prometheus_token_secret"])
+            except SecretError as exc:
+                result.update(failed=True, msg="prometheus_token_secret: %s" % exc)
+                return result
+        client = prometheus.PrometheusClient(args["prometheus_url"], timeout=args["timeout_s"], token=token)
         result.update(prometheus.run_operation(client, args["operation"], args, dest_dir,
                                                task_vars.get("perfscale_run_root")))
         return result

@@ -41,21 +41,26 @@ class PrometheusError(PerfscaleError):
 
 
 class HttpTransport:
-    """A Prometheus by URL: ``request(method, path, params)`` -> (status, body bytes)."""
+    """A Prometheus by URL: ``request(method, path, params)`` -> (status, body bytes). ``token``: a
+    bearer token sent with every request (a query front-end behind an authenticating proxy, such as
+    OpenShift's ``thanos-querier`` route); it is never part of a message."""
 
-    def __init__(self, url, timeout=30):
+    def __init__(self, url, timeout=30, token=None):
         parsed = urllib.parse.urlsplit(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise PrometheusError("prometheus_url %r: expected http(s)://host[:port]" % (url,))
         self.url = "%s://%s%s" % (parsed.scheme, parsed.netloc, parsed.path.rstrip("/"))
         self.scheme, self.host, self.base_path = parsed.scheme, parsed.netloc, parsed.path.rstrip("/")
         self.timeout = timeout
+        self._token = token
 
     def request(self, method, path, params):
         query = urllib.parse.urlencode(params or {}, doseq=True)
         target = self.base_path + path
         body = None
         headers = {"Accept": "application/json"}
+        if self._token:
+            headers["Authorization"] = "Bearer " + self._token
         if method == "POST":
             body, headers["Content-Type"] = query, "application/x-www-form-urlencoded"
         elif query:
@@ -107,8 +112,8 @@ class KubeProxyTransport:
 class PrometheusClient:
     """The Prometheus HTTP API over a transport (by URL, or through the API server's pod proxy)."""
 
-    def __init__(self, url=None, timeout=30, transport=None):
-        self.transport = transport or HttpTransport(url, timeout)
+    def __init__(self, url=None, timeout=30, transport=None, token=None):
+        self.transport = transport or HttpTransport(url, timeout, token)
         self.url = self.transport.url
 
     def _call(self, method, path, params=None):
@@ -123,6 +128,9 @@ class PrometheusClient:
             reason = (document or {}).get("error") if isinstance(document, dict) else None
             if "/admin/" in path and (status == 404 or "admin APIs disabled" in str(reason)):
                 reason = "the admin API is off (start Prometheus with --web.enable-admin-api)"
+            elif status in (401, 403):
+                reason = "%s (prometheus_token_secret: a bearer token the server accepts)" % (
+                    "unauthorized" if status == 401 else "forbidden")
             raise PrometheusError("%s %s%s: %s %s" % (method, self.url, path, status,
                                                       reason or raw[:200].decode("utf-8", "replace").strip()))
         return document.get("data")

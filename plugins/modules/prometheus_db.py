@@ -74,6 +74,13 @@ options:
     description: Seconds allowed to each request.
     type: float
     default: 30
+  prometheus_token_secret:
+    description:
+      - A file of the secrets directory holding a bearer token, sent with every request (a query
+        front-end behind an authenticating proxy, such as OpenShift's C(thanos-querier) route). Never
+        logged nor written.
+    type: str
+    default: ""
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:

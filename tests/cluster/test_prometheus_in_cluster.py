@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -51,7 +52,10 @@ def test_reset_query_dump_through_the_api_server(toolbox, prometheus_pod, tmp_pa
     assert reset.returncode == 0, reset.output
     record = json.loads(open(os.path.join(reset.command_dir, "reset.json")).read())
     assert record["prometheus_url"] == "pod monitoring/prometheus-k8s-0:web (through the API server)"
-    assert instant(prometheus_pod["url"], "perfscale_test_gpu_utilization") == []  # the reset reached it
+    # the reset reached it: what was scraped before it is gone (the next scrapes come in at once)
+    with urllib.request.urlopen("%s/api/v1/query_range?query=perfscale_test_gpu_utilization&start=%f&end=%f&step=1s"
+                                % (prometheus_pod["url"], record["ts"] - 120, record["ts"] - 1), timeout=5) as answer:
+        assert json.load(answer)["data"]["result"] == []
     time.sleep(3)
     queries = tmp_path / "queries.yml"
     queries.write_text("gpu: {query: perfscale_test_gpu_utilization, unit: '%'}\n")

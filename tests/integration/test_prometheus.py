@@ -1,6 +1,7 @@
 """The Prometheus commands against a real Prometheus (Debian's `prometheus`, which `make setup-test`
 installs) scraping, every second, a small exporter on 127.0.0.1 whose values the test knows."""
 
+import http.server
 import json
 import os
 import socket
@@ -8,12 +9,13 @@ import sqlite3
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import urllib.request
 
 import pytest
 
-from helpers import run_playbook
+from helpers import grep_tree, run_playbook
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position
@@ -31,9 +33,62 @@ def prometheus(tmp_path_factory):
         yield server
 
 
-def toolbox(command, args, artifact_dir):
+def toolbox(command, args, artifact_dir, env=None):
     return run_playbook("playbooks/toolbox.yml", "-e", "command=%r" % command, "-e", json.dumps({"args": args}),
-                        "-e", "artifact_dir=%s" % artifact_dir)
+                        "-e", "artifact_dir=%s" % artifact_dir, env=env)
+
+
+TOKEN = "prom-token-6f1d2c9a"
+
+
+@pytest.fixture
+def guarded(prometheus):
+    """An authenticating front-end (as OpenShift's thanos-querier route): a bearer token, then the Prometheus."""
+    class Guard(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server interface
+            if self.headers.get("Authorization") != "Bearer " + TOKEN:
+                self.send_response(401)
+                self.send_header("Content-Length", "12")
+                self.end_headers()
+                self.wfile.write(b"Unauthorized")
+                return
+            with urllib.request.urlopen(prometheus["url"] + self.path, timeout=10) as answer:
+                body = answer.read()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Guard)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield "http://127.0.0.1:%d" % server.server_address[1]
+    server.shutdown()
+
+
+def test_a_bearer_token_from_the_secrets_directory_opens_a_guarded_front_end(guarded, tmp_path):
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "prom_token").write_text(TOKEN + "\n")
+    (secrets / "wrong_token").write_text("nope\n")
+    queries = tmp_path / "queries.yml"
+    queries.write_text("memory: perfscale_test_memory_bytes\n")
+    args = {"prometheus_url": guarded, "promquery_file": str(queries), "duration_s": 60, "step_s": 5}
+    env = {"PERFSCALE_SECRETS_DIR": str(secrets)}
+    run = toolbox("cluster query_prometheus_db", dict(args, prometheus_token_secret="prom_token"), tmp_path / "run", env)
+    assert run.returncode == 0, run.output
+    index = json.loads((tmp_path / "run" / "000__cluster__query_prometheus_db" / "queries.json").read_text())
+    assert index["queries"]["memory"]["series"] == 1
+    refused = toolbox("cluster query_prometheus_db", dict(args, prometheus_token_secret="wrong_token"),
+                      tmp_path / "run", env)
+    assert refused.returncode != 0
+    assert "401 unauthorized (prometheus_token_secret: a bearer token the server accepts)" in refused.flat, refused.output
+    for output in (run.output, refused.output):
+        assert TOKEN not in output
+    assert not grep_tree(str(tmp_path / "run"), TOKEN)
 
 
 def test_reset_then_query_the_window_then_dump(prometheus, tmp_path):
