@@ -98,7 +98,7 @@ EXAMPLES = r"""
     operation: query
     namespace: monitoring
     label: app.kubernetes.io/name=prometheus
-    promquery_file: config/promqueries/llm_serving.yaml
+    promquery_file: /etc/perfscale/promqueries.yaml
     dest_dir: "{{ perfscale_artifact_dir }}"
     run_root: "{{ perfscale_run_root }}"
 """

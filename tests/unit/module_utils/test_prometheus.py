@@ -66,7 +66,7 @@ def test_the_shipped_query_files_load():
     import glob
     import os
 
-    files = glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "promqueries", "*.yaml"))
+    files = glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "playbooks", "files", "promqueries", "*.yaml"))
     assert files
     for path in files:
         queries = prometheus.load_query_file(path)
