@@ -51,11 +51,11 @@ def tree(root):
 
 
 def grep_tree(root, needle):
+    """Files of a tree holding ``needle`` (the run lock, which its keeper removes just after the run,
+    is left out)."""
     hits = []
-    for directory, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(directory, name)
-            with open(path, "rb") as handle:
-                if needle.encode() in handle.read():
-                    hits.append(path)
+    for path in tree(root):
+        with open(os.path.join(root, path), "rb") as handle:
+            if needle.encode() in handle.read():
+                hits.append(os.path.join(root, path))
     return hits
