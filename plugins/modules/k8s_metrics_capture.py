@@ -147,7 +147,7 @@ def _items(resource, namespace):
 
 
 def start(svc, params, namespace, name):
-    kind, _endpoints_key = capture.MONITOR_KINDS[params["is_podmonitor"]]
+    kind = capture.MONITOR_KINDS[params["is_podmonitor"]]
     monitors = svc.find_resource(kind, "monitoring.coreos.com/v1", fail=False)
     if monitors is None:
         raise capture.CaptureError("the cluster does not serve %s (monitoring.coreos.com/v1): is the Prometheus "

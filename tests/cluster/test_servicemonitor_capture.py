@@ -79,7 +79,12 @@ def test_start_scrapes_every_target_and_finalize_collects_and_cleans_up(toolbox,
     assert sorted(t["url"] for t in targets) == ["http://127.0.0.1:%d/metrics" % port for port in sorted(monitored)]
     assert read_yaml(start.command_dir, "%s.yaml" % ("podmonitor" if podmonitor else "servicemonitor"))
     pod_name = "perfscale-metrics-%s%s" % (monitor, "-pod" if podmonitor else "")
-    assert kube.get("Pod", pod_name, NAMESPACE)
+    first_uid = kube.get("Pod", pod_name, NAMESPACE)["metadata"]["uid"]
+    # started again: the capture is replaced, never doubled
+    again = toolbox("cluster capture_servicemonitor_metrics", args, tmp_path)
+    assert again.returncode == 0, again.output
+    captures = [p for p in kube.get("Pod", namespace=NAMESPACE) if p["metadata"]["name"].startswith("perfscale-metrics-")]
+    assert [p["metadata"]["name"] for p in captures] == [pod_name] and captures[0]["metadata"]["uid"] != first_uid
     time.sleep(4)
     done = toolbox("cluster capture_servicemonitor_metrics", dict(args, finalize=True), tmp_path,
                    "-e", "suffix=finalize", suffix="finalize")

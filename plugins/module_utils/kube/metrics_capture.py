@@ -21,7 +21,7 @@ CAPTURE_LABEL = "perfscale.topsail/metrics-capture"
 MARKER = "### perfscale-scrape"
 ERROR_MARKER = "### perfscale-scrape-error"
 DEFAULT_PATH = "/metrics"
-MONITOR_KINDS = {False: ("ServiceMonitor", "endpoints"), True: ("PodMonitor", "podMetricsEndpoints")}
+MONITOR_KINDS = {False: "ServiceMonitor", True: "PodMonitor"}  # by is_podmonitor
 _DNS = re.compile(r"[^a-z0-9-]+")
 
 # the capture pod's loop: the targets come as an environment variable (name=url pairs), never
