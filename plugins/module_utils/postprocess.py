@@ -187,11 +187,9 @@ def prom_results(parsed, module, run_urls):
             continue  # shown in the report, kept out of the history
         fields = record_fields(entry, payload, parsed.workload, run_urls)
         for kpi in kpis:
-            record = dict(payload["labels"], **fields)
-            record.update(prom_query=kpi["query"], prom_series=kpi["series"], kpi_name=kpi["kpi_name"],
-                          value=kpi["value"], unit=kpi["unit"], higher_is_better=kpi["higher_is_better"],
-                          ignored_for_regression=kpi["ignored_for_regression"], view_of=None, error=None)
-            result.records.append(record)
+            # the test's labels plus which query and which series
+            labels = dict(payload["labels"], prom_query=kpi["query"], prom_series=kpi["series"])
+            result.records.extend(kpi_lib.flat_records(labels, {kpi["kpi_name"]: kpi}, fields))
     return result
 
 
