@@ -29,12 +29,13 @@ def free_port():
 
 
 class Exporter(http.server.BaseHTTPRequestHandler):
-    # what is exposed now: a test may change it (and puts it back)
+    """Serves ``exposed`` on /metrics (404 elsewhere); a test may change it (and puts it back), or
+    make a subclass exposing its own text (``exporter``)."""
     exposed = EXPORTED
 
     def do_GET(self):  # noqa: N802 - the http.server interface
         body = type(self).exposed.encode()
-        self.send_response(200)
+        self.send_response(200 if self.path == "/metrics" else 404)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -42,6 +43,15 @@ class Exporter(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+def exporter(text=None):
+    """A started exporter on 127.0.0.1 (``server_address[1]`` is its port; ``shutdown()`` stops it):
+    ``text`` when given, else what ``Exporter.exposed`` says when scraped."""
+    handler = type("TextExporter", (Exporter,), {"exposed": text}) if text is not None else Exporter
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def instant(url, query):
@@ -53,12 +63,11 @@ def instant(url, query):
 def running(base):
     """A Prometheus with the admin API, scraping the exporter every second, answering:
     ``{"url", "port", "data_dir"}``."""
-    exporter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
-    threading.Thread(target=exporter.serve_forever, daemon=True).start()
+    scraped = exporter()
     (base / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         "scrape_configs:\n  - job_name: exporter\n    static_configs:\n"
-        "      - targets: ['127.0.0.1:%d']\n" % exporter.server_address[1])
+        "      - targets: ['127.0.0.1:%d']\n" % scraped.server_address[1])
     port = free_port()
     server = subprocess.Popen([PROMETHEUS, "--config.file=%s" % (base / "prometheus.yml"),
                                "--storage.tsdb.path=%s" % (base / "data"), "--web.listen-address=127.0.0.1:%d" % port,
@@ -78,4 +87,4 @@ def running(base):
     finally:
         server.terminate()
         server.wait(timeout=20)
-        exporter.shutdown()
+        scraped.shutdown()

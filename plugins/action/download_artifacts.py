@@ -28,7 +28,7 @@ class ActionModule(PerfscaleAction):
         section = config_schema.read_section(config, "export_artifacts")
         postprocess = config_schema.read_section(config, "postprocess")
         workload = workload_lib.load_workload(postprocess["workload"])
-        prom_workload = workload_lib.load_prom_workload(postprocess["prom_workload"]) if postprocess["prom_workload"] else None
+        prom_workload = workload_lib.load_prom_workload(postprocess["prom_workload"])
         url = args["url"] if args.get("url") else artifact_transfer.read_url_file(args["url_file"])
         artifact_transfer.parse_url(url)
         client = artifact_transfer.make_client(section, config)

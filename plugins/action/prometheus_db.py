@@ -11,19 +11,11 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import secret_re
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
 
 ARGUMENT_SPEC = dict(
-    operation=dict(type="str", required=True, choices=["reset", "query", "snapshot"]),
+    prometheus.operation_argument_spec(),
     prometheus_url=dict(type="str", required=True),
-    mode=dict(type="str", default="reset", choices=list(prometheus.RESET_MODES)),
-    promquery_file=dict(type="path"),
-    start_ts=dict(type="str"),
-    end_ts=dict(type="str"),
-    duration_s=dict(type="float", default=0),
-    step_s=dict(type="float", default=15),
-    dump_name_prefix=dict(type="str", default="prometheus"),
+    prometheus_token_secret=dict(type="str", default=""),
     prometheus_data_dir=dict(type="path"),
     dest_dir=dict(type="path"),
-    timeout_s=dict(type="float", default=30),
-    prometheus_token_secret=dict(type="str", default=""),
 )
 
 

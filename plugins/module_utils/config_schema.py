@@ -409,8 +409,7 @@ def validate_config(config):
         try:
             loaded = workload_lib.load_workload(validated["postprocess"]["workload"])
             reports.report_names(validated["postprocess"]["reports"], loaded)
-            if validated["postprocess"]["prom_workload"]:
-                workload_lib.load_prom_workload(validated["postprocess"]["prom_workload"])
+            workload_lib.load_prom_workload(validated["postprocess"]["prom_workload"])
         except PerfscaleError as exc:
             raise ConfigError("postprocess: %s" % exc) from None
     return validated

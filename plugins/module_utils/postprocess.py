@@ -147,8 +147,9 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
         if payload["kpis"]:
             result.records.extend(kpi_lib.flat_records(payload["labels"], payload["kpis"], record_fields(
                 entry, payload, workload, run_urls)))
-    if section["prom_workload"]:
-        result.prom = prom_results(result, workload_lib.load_prom_workload(section["prom_workload"]), run_urls)
+    prom_workload = workload_lib.load_prom_workload(section["prom_workload"])
+    if prom_workload is not None:
+        result.prom = prom_results(result, prom_workload, run_urls)
     return result
 
 

@@ -351,6 +351,22 @@ def _snapshot_operation(client, params, dest_dir, _run_root):
 OPERATIONS = {"reset": _reset_operation, "query": _query_operation, "snapshot": _snapshot_operation}
 
 
+def operation_argument_spec():
+    """The options of an operation, the same for every adapter (the by-URL action ``prometheus_db``,
+    the in-cluster module ``k8s_prometheus_db``); each adds how it reaches the Prometheus."""
+    return dict(
+        operation=dict(type="str", required=True, choices=list(OPERATIONS)),
+        mode=dict(type="str", default="reset", choices=list(RESET_MODES)),
+        promquery_file=dict(type="path"),
+        start_ts=dict(type="str"),
+        end_ts=dict(type="str"),
+        duration_s=dict(type="float", default=0),
+        step_s=dict(type="float", default=15),
+        dump_name_prefix=dict(type="str", default="prometheus"),
+        timeout_s=dict(type="float", default=30),
+    )
+
+
 def run_operation(client, operation, params, dest_dir, run_root=None):
     """Run ``operation`` (``OPERATIONS``) with the command's parameters; returns the task's result
     (``changed``, ``msg``, ``failed`` when a query failed, the record or index)."""

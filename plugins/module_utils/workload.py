@@ -147,7 +147,10 @@ PROM_REQUIRED = ("read_captures", "kpis_of", "CAPTURE_DIR_GLOB")
 
 
 def load_prom_workload(name):
-    """The module of ``postprocess.prom_workload`` (built-in ``prom``, a module or a ``.py`` path)."""
+    """The module of ``postprocess.prom_workload`` (built-in ``prom``, a module or a ``.py`` path);
+    None when the setting is empty (no Prometheus post-processing)."""
+    if not name:
+        return None
     module = _import_module(name, workloads.PROM_BUILTIN, "postprocess.prom_workload")
     required = PROM_REQUIRED + (("report_context",) if getattr(module, "REPORTS", None) else ())
     missing = [attr for attr in required if not hasattr(module, attr)]

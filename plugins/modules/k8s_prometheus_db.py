@@ -133,22 +133,14 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import Pe
 
 def argspec():
     args = copy.deepcopy(AUTH_ARG_SPEC)
+    args.update(prometheus.operation_argument_spec())
     args.update(
-        operation=dict(type="str", required=True, choices=list(prometheus.OPERATIONS)),
         namespace=dict(type="str", default="openshift-monitoring"),
         label=dict(type="str", default="app.kubernetes.io/component=prometheus"),
         port=dict(type="str", default="9090"),
         scheme=dict(type="str", default="http", choices=["http", "https"]),
-        mode=dict(type="str", default="reset", choices=list(prometheus.RESET_MODES)),
-        promquery_file=dict(type="path"),
-        start_ts=dict(type="str"),
-        end_ts=dict(type="str"),
-        duration_s=dict(type="float", default=0),
-        step_s=dict(type="float", default=15),
-        dump_name_prefix=dict(type="str", default="prometheus"),
         dest_dir=dict(type="path", required=True),
         run_root=dict(type="path"),
-        timeout_s=dict(type="float", default=30),
     )
     return args
 

@@ -2,34 +2,19 @@
 "vLLM" pods whose metrics port is a local exporter (kubesim's pod-ip 127.0.0.1), a capture pod that
 runs its scrape loop as a local process (sh + curl), then the finalize splits what it scraped."""
 
-import http.server
 import json
 import os
-import threading
+import sys
 import time
 
 import pytest
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from prometheus_server import exporter  # noqa: E402
+
 SIM_SETTINGS = dict(profile="vanilla", addons=["prometheus-operator"])
 NAMESPACE = "llm"
-
-
-def exporter(text):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the http.server interface
-            body = text.encode()
-            self.send_response(200 if self.path == "/metrics" else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 @pytest.fixture(scope="module")
