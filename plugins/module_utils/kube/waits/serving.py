@@ -1,0 +1,252 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Judges of model serving: KServe's InferenceService and LLMInferenceService, the Gateway API's
+Gateway and HTTPRoute, and the Inference Extension's InferencePool.
+
+Upstream:
+- kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 (and opendatahub-io/kserve @
+  3cf0a0416662e3db328f6ddf4755ce730f41c747, the fork OpenShift AI ships):
+  pkg/controller/v1beta1/inferenceservice/controller.go - Knative mode where Knative Services are not
+  served is a ``ServerlessModeRejected`` Warning event and a terminal error: the status keeps its
+  initial Unknown conditions for ever, only the event names the failure. Ready rolls up PredictorReady
+  and IngressReady; ``Ready=False`` is normal during a raw rollout. ``modelStatus.transitionStatus``
+  ``InvalidSpec`` (no supporting runtime) and ``BlockedByFailedLoad`` (``ModelLoadFailed``), and a
+  predictor Deployment that exceeded its progress deadline, could not create its pods or was stopped,
+  end a wait. pkg/apis/serving/v1alpha1/llm_inference_service_status.go (and the llmisvc controller):
+  Ready rolls up PresetsCombined, WorkloadsReady and RouterReady; ``ConfigNotFound``,
+  ``InvalidRenderedConfig``, ``GatewayPreconditionNotMet``, ``RefsInvalid``, ``ScalingCRDNotFound``
+  and ``Stopped`` are not retried.
+- kubernetes-sigs/gateway-api @ 4564255ac2c35d582249b3cdf261bdf51c8bca32 (apis/v1/gateway_types.go,
+  httproute_types.go, shared_types.go, the conformance suite): a Gateway's default status is
+  Accepted/Programmed ``Unknown``, reason ``Pending``, "Waiting for controller"; Accepted=False and
+  Programmed=False ``Invalid``/``AddressNotUsable`` need a spec change. A route's parents say
+  Accepted/ResolvedRefs; ``BackendNotFound`` clears once the backend exists.
+- kubernetes-sigs/gateway-api-inference-extension @ 84436a96b9e6ce2b59ddacd3d04c31b4fbd442de
+  (api/v1/inferencepool_types.go): ``status.parents[]`` per Gateway, Accepted/ResolvedRefs;
+  v1alpha2 (@ c7202e7605dcf9a6bd9895ca0aa97983ca2399d8) ``status.parent[]`` with a default
+  ``Status/default`` parent ``Pending``.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import (
+    Judge, Query, condition, condition_text, conditions_of, describe, failed, is_true, ready, short, status_of,
+    waiting)
+
+KSERVE = "https://github.com/kserve/kserve"
+GATEWAY_API = "https://github.com/kubernetes-sigs/gateway-api"
+GIE = "https://github.com/kubernetes-sigs/gateway-api-inference-extension"
+# PredictorReady reasons the controller does not recover from by itself
+PREDICTOR_TERMINAL_REASONS = ("ProgressDeadlineExceeded", "FailedCreate", "Stopped")
+MODEL_TERMINAL_TRANSITIONS = ("BlockedByFailedLoad", "InvalidSpec")
+LLMISVC_TERMINAL_REASONS = ("ConfigNotFound", "InvalidRenderedConfig", "GatewayPreconditionNotMet", "RefsInvalid",
+                            "ScalingCRDNotFound", "Stopped")
+GATEWAY_ACCEPTED_TERMINAL = ("Invalid", "InvalidParameters", "UnsupportedAddress", "ListenersNotValid")
+GATEWAY_PROGRAMMED_TERMINAL = ("Invalid", "AddressNotUsable")
+ROUTE_ACCEPTED_TERMINAL = ("NotAllowedByListeners", "NoMatchingListenerHostname", "NoMatchingParent",
+                           "UnsupportedValue", "IncompatibleFilters")
+ROUTE_REFS_TERMINAL = ("RefNotPermitted", "InvalidKind", "UnsupportedProtocol")
+POOL_ACCEPTED_TERMINAL = ("NotSupportedByParent", "NotSupportedByGateway", "EndpointPickerRefMissing")
+REJECTED_EVENTS = ("ServerlessModeRejected",)
+
+
+def events_query(kind, target):
+    return Query("v1", "Event", target.namespace, None, (),
+                 ("involvedObject.kind=%s" % kind, "involvedObject.name=%s" % target.name))
+
+
+def rejection(events, obj):
+    """The newest Warning event that rejected this very object (same uid), or None."""
+    uid = (obj.get("metadata") or {}).get("uid")
+    mine = [e for e in events or () if e.get("reason") in REJECTED_EVENTS
+            and (not uid or not (e.get("involvedObject") or {}).get("uid") or (e.get("involvedObject") or {}).get("uid") == uid)]
+    mine.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
+    return mine[-1] if mine else None
+
+
+class InferenceServiceReady(Judge):
+    """An InferenceService ``Ready=True``. Ends as failed on a ServerlessModeRejected event (Knative
+    mode without Knative), a model that cannot load or has no runtime, or a predictor Deployment the
+    controller gave up on; ``Ready=False`` during the rollout is waited through."""
+
+    name = "inferenceservice"
+    description = "an InferenceService Ready"
+    api_version = "serving.kserve.io/v1beta1"
+    kind = "InferenceService"
+    upstream = (KSERVE, "pkg/controller/v1beta1/inferenceservice/controller.go, "
+                        "pkg/apis/serving/v1beta1/inference_service_status.go")
+
+    def queries(self, target):
+        queries = super().queries(target)
+        queries["events"] = events_query(self.kind, target)
+        return queries
+
+    def observe(self, found, target):
+        isvc = self.subject(found, target)
+        if isvc is None:
+            return self.absent(target)
+        name = describe(isvc)
+        status = status_of(isvc)
+        if is_true(isvc, "Ready"):
+            return ready("%s: Ready (url %s, address %s)" % (name, status.get("url") or "none",
+                                                            (status.get("address") or {}).get("url") or "none"))
+        event = rejection(found.get("events"), isvc)
+        if event is not None:
+            return failed("%s: %s: %s (deployment mode %s)" % (name, event.get("reason"), short(event.get("message")),
+                                                               status.get("deploymentMode") or "unknown"))
+        model = status.get("modelStatus") or {}
+        if model.get("transitionStatus") in MODEL_TERMINAL_TRANSITIONS:
+            info = model.get("lastFailureInfo") or {}
+            return failed("%s: model %s (%s: %s)" % (name, model["transitionStatus"], info.get("reason") or "no reason",
+                                                     short(info.get("message"))))
+        predictor = condition(isvc, "PredictorReady")
+        if predictor is not None and predictor.get("reason") in PREDICTOR_TERMINAL_REASONS and \
+                str(predictor.get("status")) == "False":
+            return failed("%s: %s" % (name, condition_text(predictor)))
+        shown = predictor if predictor is not None and str(predictor.get("status")) != "True" else condition(isvc, "Ready")
+        return waiting("%s: %s" % (name, condition_text(shown) if shown else "no status yet"))
+
+
+class LLMInferenceServiceReady(Judge):
+    """An LLMInferenceService ``Ready=True``; reasons the controller does not retry end the wait."""
+
+    name = "llminferenceservice"
+    description = "an LLMInferenceService Ready"
+    api_version = "serving.kserve.io/v1alpha1"
+    kind = "LLMInferenceService"
+    upstream = (KSERVE, "pkg/apis/serving/v1alpha1/llm_inference_service_status.go, pkg/controller/llmisvc")
+
+    def observe(self, found, target):
+        llm = self.subject(found, target)
+        if llm is None:
+            return self.absent(target)
+        name = describe(llm)
+        if is_true(llm, "Ready"):
+            status = status_of(llm)
+            addresses = [a.get("url") for a in status.get("addresses") or () if a.get("url")]
+            return ready("%s: Ready (url %s)" % (name, status.get("url") or ", ".join(addresses) or "none"))
+        for item in conditions_of(llm):
+            if str(item.get("status")) == "False" and item.get("reason") in LLMISVC_TERMINAL_REASONS:
+                return failed("%s: %s" % (name, condition_text(item)))
+        pending = [c for c in conditions_of(llm) if str(c.get("status")) != "True" and c.get("type") != "Ready"]
+        shown = pending[0] if pending else condition(llm, "Ready")
+        return waiting("%s: %s" % (name, condition_text(shown) if shown else "no status yet"))
+
+
+def generation_current(obj, item):
+    observed = item.get("observedGeneration")
+    generation = (obj.get("metadata") or {}).get("generation")
+    return observed is None or generation is None or int(observed) >= int(generation)
+
+
+class GatewayProgrammed(Judge):
+    """A Gateway Accepted and Programmed for its current generation, with an address."""
+
+    name = "gateway"
+    description = "a Gateway Programmed"
+    api_version = "gateway.networking.k8s.io/v1"
+    kind = "Gateway"
+    upstream = (GATEWAY_API, "apis/v1/gateway_types.go, conformance/utils/kubernetes/helpers.go")
+
+    def observe(self, found, target):
+        gateway = self.subject(found, target)
+        if gateway is None:
+            return self.absent(target)
+        name = describe(gateway)
+        accepted, programmed = condition(gateway, "Accepted"), condition(gateway, "Programmed")
+        if accepted is not None and str(accepted.get("status")) == "False" and \
+                accepted.get("reason") in GATEWAY_ACCEPTED_TERMINAL:
+            return failed("%s: %s" % (name, condition_text(accepted)))
+        if programmed is not None and str(programmed.get("status")) == "False" and \
+                programmed.get("reason") in GATEWAY_PROGRAMMED_TERMINAL:
+            return failed("%s: %s" % (name, condition_text(programmed)))
+        current = all(generation_current(gateway, c) for c in (accepted, programmed) if c is not None)
+        addresses = [a.get("value") for a in status_of(gateway).get("addresses") or () if a.get("value")]
+        if is_true(gateway, "Accepted") and is_true(gateway, "Programmed") and current and addresses:
+            return ready("%s: Programmed (address %s)" % (name, ", ".join(addresses)))
+        shown = programmed if not is_true(gateway, "Programmed") else accepted
+        why = condition_text(shown) if shown else "no status yet"
+        if is_true(gateway, "Programmed") and not addresses:
+            why = "Programmed but no address yet"
+        elif not current:
+            why = "status of an older generation (%s)" % why
+        return waiting("%s: %s" % (name, why))
+
+
+class HTTPRouteAccepted(Judge):
+    """An HTTPRoute accepted, its references resolved, by every parent that answered (at least one)."""
+
+    name = "httproute"
+    description = "an HTTPRoute accepted"
+    api_version = "gateway.networking.k8s.io/v1"
+    kind = "HTTPRoute"
+    upstream = (GATEWAY_API, "apis/v1/shared_types.go (RouteConditionType), conformance/tests")
+
+    def observe(self, found, target):
+        route = self.subject(found, target)
+        if route is None:
+            return self.absent(target)
+        name = describe(route)
+        parents = status_of(route).get("parents") or []
+        if not parents:
+            return waiting("%s: no parent Gateway has answered yet" % name)
+        for parent in parents:
+            where = (parent.get("parentRef") or {}).get("name") or "?"
+            for item in parent.get("conditions") or ():
+                status, reason = str(item.get("status")), item.get("reason")
+                if status == "False" and ((item.get("type") == "Accepted" and reason in ROUTE_ACCEPTED_TERMINAL) or
+                                          (item.get("type") == "ResolvedRefs" and reason in ROUTE_REFS_TERMINAL)):
+                    return failed("%s: parent %s: %s" % (name, where, condition_text(item)))
+        for parent in parents:
+            where = (parent.get("parentRef") or {}).get("name") or "?"
+            obj = {"status": {"conditions": parent.get("conditions") or []}}
+            for ctype in ("Accepted", "ResolvedRefs"):
+                item = condition(obj, ctype)
+                if item is None or str(item.get("status")) != "True" or not generation_current(route, item):
+                    return waiting("%s: parent %s: %s" % (name, where, condition_text(item) if item else
+                                                          "no %s condition" % ctype))
+        return ready("%s: accepted by %d parent(s)" % (name, len(parents)))
+
+
+class InferencePoolAccepted(Judge):
+    """An InferencePool accepted by every parent that answered (at least one); both API versions."""
+
+    name = "inferencepool"
+    description = "an InferencePool accepted"
+    api_version = "inference.networking.k8s.io/v1"
+    kind = "InferencePool"
+    upstream = (GIE, "api/v1/inferencepool_types.go, apix/v1alpha2 (older)")
+    options = ("api_version",)
+
+    def queries(self, target):
+        return {"subject": Query(target.option("api_version", self.api_version), self.kind, target.namespace,
+                                 target.name)}
+
+    def observe(self, found, target):
+        pool = self.subject(found, target)
+        if pool is None:
+            return self.absent(target)
+        name = describe(pool)
+        status = status_of(pool)
+        parents = [p for p in (status.get("parents") or status.get("parent") or [])
+                   if (p.get("parentRef") or {}).get("kind") != "Status"]
+        if not parents:
+            return waiting("%s: no Gateway has picked it up yet" % name)
+        for parent in parents:
+            where = (parent.get("parentRef") or {}).get("name") or "?"
+            obj = {"status": {"conditions": parent.get("conditions") or []}}
+            accepted = condition(obj, "Accepted")
+            if accepted is not None and str(accepted.get("status")) == "False" and \
+                    accepted.get("reason") in POOL_ACCEPTED_TERMINAL:
+                return failed("%s: parent %s: %s" % (name, where, condition_text(accepted)))
+            if accepted is None or str(accepted.get("status")) != "True":
+                return waiting("%s: parent %s: %s" % (name, where, condition_text(accepted) if accepted else
+                                                      "no Accepted condition"))
+            refs = condition(obj, "ResolvedRefs")
+            if refs is not None and str(refs.get("status")) != "True":
+                return waiting("%s: parent %s: %s" % (name, where, condition_text(refs)))
+        return ready("%s: accepted by %d parent(s)" % (name, len(parents)))
+
+
+JUDGES = (InferenceServiceReady, LLMInferenceServiceReady, GatewayProgrammed, HTTPRouteAccepted, InferencePoolAccepted)
