@@ -187,6 +187,27 @@ def render_task(settings, setting_params, python, collection_path):
     }
 
 
+# what a point's TaskRun gets beyond the point's own timeout (pod start, the archive in its log)
+TASK_MARGIN_S = 60
+
+
+def go_duration(seconds):
+    """Seconds as a Go duration Tekton accepts: ``1h41m0s``, ``11m0s``, ``45s``."""
+    seconds = int(-(-seconds // 1))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return "%dh%dm%ds" % (hours, minutes, secs)
+    return "%dm%ds" % (minutes, secs) if minutes else "%ds" % secs
+
+
+def matrix_deadline_s(section, count):
+    """How long the whole matrix may run: every point's timeout one after the other, plus a margin.
+    Tekton's default (60 minutes, config-defaults.yaml) would cancel a longer matrix; this is what the
+    PipelineRun's ``spec.timeouts.pipeline`` says and how long the executor follows it."""
+    return float(section.get("timeout_s", 600)) * max(int(count), 1) + TASK_MARGIN_S
+
+
 def render_pipelinerun(section, points, settings):
     """The PipelineRun of the matrix (``section``: the validated benchmark section, ``points``:
     its planned points, ``settings``: tests.benchmark.tekton)."""
@@ -209,6 +230,8 @@ def render_pipelinerun(section, points, settings):
                      "labels": dict(LABELS)},
         "spec": {
             "params": [{"name": SECTION_PARAM, "value": json.dumps(section, sort_keys=True)}],
+            # the matrix's own deadline: Tekton's 60-minute default would cancel a longer matrix
+            "timeouts": {"pipeline": go_duration(matrix_deadline_s(section, len(points)))},
             "pipelineSpec": {
                 "description": "perfscale.topsail matrix %s: %d point(s), parallelism %s%s"
                                % (section["name"], len(points), parallelism,

@@ -22,7 +22,11 @@ def test_wait_fully_awake_waits_for_nodes_and_cluster_operators_and_names_a_degr
     failed = toolbox("cluster wait_fully_awake", {"timeout": 2, "delay": 1}, tmp_path / "degraded")
     assert failed.returncode != 0
     failure = read(failed.command_dir, "FAILURE")
-    assert "ClusterOperator(s) authentication not Available or Degraded after 2 s" in " ".join(failure.split())
+    assert ("not ready after 2 s; last state: 1 of 1 ClusterOperator(s) not settled; ClusterOperator authentication: "
+            "Degraded=True (OAuthServerDown: oauth-openshift is crash-looping)") not in failure  # only one operator named
+    assert "ClusterOperator(s) not settled; ClusterOperator authentication: Degraded=True (OAuthServerDown: " \
+        "oauth-openshift is crash-looping)" in " ".join(failure.split())
+    assert "not ready after 2 s; last state: 1 of" in " ".join(failure.split())
     assert "OAuthServerDown" in failure   # the object's conditions, from the capture
 
 

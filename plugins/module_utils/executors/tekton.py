@@ -125,10 +125,10 @@ class TektonExecutor(base.Executor):
         custom.replace_namespaced_custom_object(GROUP, VERSION, namespace, "tasks", name, task)
 
     def _follow(self, custom, name, count):
-        """Wait until the PipelineRun ends (at most every point's timeout one after the other);
-        past that it is cancelled. Its final object."""
+        """Wait until the PipelineRun ends (at most the matrix's deadline, its ``spec.timeouts.pipeline``,
+        plus the time Tekton takes to say so); past that it is cancelled. Its final object."""
         namespace = self.settings["namespace"]
-        deadline = time.monotonic() + self.section.get("timeout_s", 600) * max(count, 1) + 60
+        deadline = time.monotonic() + tekton.matrix_deadline_s(self.section, count) + tekton.TASK_MARGIN_S
         while True:
             run = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "pipelineruns", name)
             conditions = (run.get("status") or {}).get("conditions") or []

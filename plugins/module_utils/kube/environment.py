@@ -13,16 +13,18 @@ product, count and memory.
 GPUs are read as the GPU operator's GPU feature discovery publishes them
 (``nvidia.com/gpu.product``, ``nvidia.com/gpu.count``, ``nvidia.com/gpu.memory``
 labels and ``nvidia.com/gpu`` allocatable); a node whose NVIDIA PCI device NFD
-found (``feature.node.kubernetes.io/pci-10de.present``) but whose GPUs are not
-allocatable yet is listed with ``allocatable: 0``.
+found (as the GPU operator recognises one: ``pci-10de.present``, ``pci-0302_10de.present``
+or ``pci-0300_10de.present``, see ``kube/waits/gpu.py``) but whose GPUs are not allocatable
+yet is listed with ``allocatable: 0``.
 """
 
 from __future__ import annotations
 
 import collections
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import gpu as gpu_waits
+
 GPU_RESOURCE = "nvidia.com/gpu"
-NVIDIA_PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ROLE_PREFIX = "node-role.kubernetes.io/"
 
@@ -42,7 +44,7 @@ def node_summary(node):
     info = status.get("nodeInfo") or {}
     allocatable = status.get("allocatable") or {}
     gpu = None
-    if GPU_RESOURCE in allocatable or labels.get(NVIDIA_PCI_LABEL) == "true" or "nvidia.com/gpu.product" in labels:
+    if GPU_RESOURCE in allocatable or gpu_waits.has_gpu(node) or "nvidia.com/gpu.product" in labels:
         gpu = {"product": labels.get("nvidia.com/gpu.product"),
                "count": _int(labels.get("nvidia.com/gpu.count")) or _int((status.get("capacity") or {}).get(GPU_RESOURCE)),
                "allocatable": _int(allocatable.get(GPU_RESOURCE)),

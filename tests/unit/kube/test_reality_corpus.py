@@ -137,7 +137,12 @@ def role_waits():
                 stack.extend(task.get(key) or ())
             wait = task.get("perfscale.topsail.k8s_wait")
             if wait:
-                used.setdefault(wait["judge"], set()).add(os.path.relpath(path, ROLES).split(os.sep)[0])
+                judge = str(wait["judge"])
+                # a templated judge names its choices as quoted literals
+                names = re.findall(r"'([a-z_]+)'", judge) if "{{" in judge else [judge]
+                assert names and all(n in waits.JUDGES for n in names), (path, judge)
+                for name in names:
+                    used.setdefault(name, set()).add(os.path.relpath(path, ROLES).split(os.sep)[0])
     return used
 
 
@@ -147,7 +152,8 @@ def test_every_wait_a_role_uses_is_held_against_upstream_success_and_non_success
         judge_name = entry.get("wait") or JUDGE_OF_KIND.get(group_kind(entry["object"]))
         covered.setdefault(judge_name, set()).add(entry["expect"])
     # waits judged on objects the corpus holds only as part of another judge's test (below)
-    composite = {"gpu_stack", "gpu_time_slicing", "node_labels", "nodes_ready", "condition", "jsonpath", "pvc_bound"}
+    composite = {"gpu_stack", "gpu_time_slicing", "node_labels", "nodes_ready", "condition", "jsonpath", "pvc_bound",
+                 "clusteroperator_reacted", "pods_considered", "image_pulled"}
     used = role_waits()
     assert used, "no role waits through perfscale.topsail.k8s_wait"
     for judge_name, roles in sorted(used.items()):
@@ -222,3 +228,17 @@ def test_an_inference_service_knative_cannot_serve_fails_at_once_on_its_event():
     assert seen.state == "failed"
     assert seen.summary == ("InferenceService default/serverless-isvc: ServerlessModeRejected: It is not possible to "
                             "use Knative deployment mode when Knative Services are not available (deployment mode Knative)")
+
+
+def test_a_cluster_operator_reacted_to_a_change_when_progressing_moved_since():
+    operator = corpus_object(os.path.join("openshift", "clusteroperator-success.yaml"))
+    progressing = next(c for c in operator["status"]["conditions"] if c["type"] == "Progressing")
+    judge = waits.judge("clusteroperator_reacted")
+    name = operator["metadata"]["name"]
+    before = base.Target(None, name, options={"since": "2000-01-01T00:00:00Z"})
+    after = base.Target(None, name, options={"since": "2999-01-01T00:00:00Z"})
+    assert progressing["status"] == "False"
+    assert judge.observe({"subject": [operator]}, before).state == "ready"
+    assert judge.observe({"subject": [operator]}, after).state == "waiting"
+    moving = dict(operator, status=dict(operator["status"], conditions=[dict(progressing, status="True")]))
+    assert judge.observe({"subject": [moving]}, after).state == "ready"

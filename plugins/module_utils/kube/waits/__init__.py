@@ -10,10 +10,10 @@ subclass of ``base.Judge`` in the module of its domain, listed in that module's 
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import (
-    core, gpu, odh, olm, openshift, serving, tekton, training)
+    core, gpu, monitoring, odh, olm, openshift, serving, tekton, training)
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import WaitError
 
-JUDGES = {cls.name: cls for module in (core, olm, gpu, odh, serving, training, tekton, openshift) for cls in module.JUDGES}
+JUDGES = {cls.name: cls for module in (core, olm, gpu, odh, serving, training, tekton, openshift, monitoring) for cls in module.JUDGES}
 
 
 def judge(name):

@@ -110,6 +110,58 @@ class PodsReady(Judge):
         return ready("%d pod(s) Running and Ready" % len(pods))
 
 
+class ImagePulled(Judge):
+    """Every selected pod (at least ``minimum``) has pulled its first container's image (its status
+    has an ``imageID``). Pull errors are retried by the kubelet with back-off and waited through, the
+    nodes named; an image name that cannot be parsed, or a Failed pod, ends the wait."""
+
+    name = "image_pulled"
+    description = "an image pulled by pods"
+    api_version = "v1"
+    kind = "Pod"
+    upstream = ("https://github.com/kubernetes/kubernetes", "pkg/kubelet/images/image_manager.go, pkg/kubelet/images/types.go")
+    options = ("minimum",)
+    needs_name = False
+
+    def observe(self, found, target):
+        pods = [p for p in found.get("subject") or [] if not (p.get("metadata") or {}).get("deletionTimestamp")]
+        minimum = to_int(target.option("minimum", 1), 1)
+        pulled, pending = [], []
+        for pod in pods:
+            statuses = status_of(pod).get("containerStatuses") or [{}]
+            node = (pod.get("spec") or {}).get("nodeName") or (pod.get("metadata") or {}).get("name")
+            if statuses[0].get("imageID"):
+                pulled.append(node)
+                continue
+            if pod_state(pod) == FAILED:
+                return failed("on %s: %s" % (node, pod_summary(pod)))
+            pending.append("%s (%s)" % (node, pod_summary(pod)))
+        if len(pulled) >= minimum and not pending:
+            return ready("image pulled on %d node(s): %s" % (len(pulled), ", ".join(sorted(pulled))))
+        return waiting("image pulled on %d of %d node(s)%s" % (len(pulled), max(minimum, len(pods)),
+                                                               "; not yet on " + pending[0] if pending else ""))
+
+
+class PodsConsidered(Judge):
+    """Every selected pod considered by the scheduler: bound to a node, or refused
+    (``PodScheduled=False``). A pod the scheduler has not looked at has neither."""
+
+    name = "pods_considered"
+    description = "pods considered by the scheduler"
+    api_version = "v1"
+    kind = "Pod"
+    upstream = ("https://github.com/kubernetes/kubernetes", "pkg/scheduler/schedule_one.go (PodScheduled condition)")
+    needs_name = False
+
+    def observe(self, found, target):
+        pods = found.get("subject") or []
+        unseen = [p for p in pods if not (p.get("spec") or {}).get("nodeName") and condition(p, "PodScheduled") is None]
+        if unseen:
+            return waiting("%d of %d pod(s) not considered by the scheduler yet; first %s" % (
+                len(unseen), len(pods), describe(dict(unseen[0], kind="Pod"))))
+        return ready("%d pod(s) bound or refused by the scheduler" % len(pods))
+
+
 def job_outcome(job):
     """``(finished, failed_condition)``: Complete, or Failed/FailureTarget (Kubernetes 1.31+: the Job
     will fail once its pods terminate; it cannot be undone), or still running."""
@@ -307,19 +359,26 @@ def _label_matches(labels, wanted):
 
 
 class NodesReady(Judge):
-    """Every (selected) node ``Ready=True``, at least ``minimum`` of them."""
+    """Every (selected) node ``Ready=True``, at least ``minimum`` of them; with ``names``, those nodes."""
 
     name = "nodes_ready"
     description = "nodes Ready"
     api_version = "v1"
     kind = "Node"
     upstream = ("https://github.com/kubernetes/kubernetes", "pkg/kubelet/nodestatus/setters.go (ReadyCondition)")
-    options = ("minimum",)
+    options = ("minimum", "names")
     needs_name = False
 
     def observe(self, found, target):
         nodes = found.get("subject") or []
-        minimum = to_int(target.option("minimum", 1), 1)
+        names = list(target.option("names", []) or [])
+        if names:
+            present = {(n.get("metadata") or {}).get("name") for n in nodes}
+            missing = [n for n in names if n not in present]
+            nodes = [n for n in nodes if (n.get("metadata") or {}).get("name") in names]
+            if missing:
+                return waiting("node(s) %s not registered yet" % ", ".join(missing))
+        minimum = to_int(target.option("minimum", len(names) or 1), 1)
         not_ready = [n for n in nodes if not is_true(n, "Ready")]
         if len(nodes) < minimum:
             return waiting("%d of at least %d node(s) registered" % (len(nodes), minimum))
@@ -442,7 +501,7 @@ class JsonpathOfAny(GenericJudge):
         return ready("%d object(s) with %s = %s" % (len(objects), expression, value))
 
 
-JUDGES = (PodsReady, JobFinished, DeploymentRollout, DaemonSetRollout, StatefulSetRollout, ClaimBound, NodesReady,
+JUDGES = (PodsReady, ImagePulled, PodsConsidered, JobFinished, DeploymentRollout, DaemonSetRollout, StatefulSetRollout, ClaimBound, NodesReady,
           NodesLabelled, ConditionOfAny, JsonpathOfAny)
 # conditions_of is re-exported for the judges of other modules' convenience
 __all__ = ["JUDGES", "pod_summary", "pod_state", "rollout", "container_problem", "conditions_of"]

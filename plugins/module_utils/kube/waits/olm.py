@@ -51,10 +51,14 @@ class CatalogSourceReady(Judge):
     api_version = API_VERSION
     kind = "CatalogSource"
     upstream = (OLM, "pkg/controller/operators/catalog/operator.go, pkg/controller/registry/grpc/source.go")
+    # registry_selector: the label selector of the pods serving an address-based catalog
+    # (default: the pod OLM creates for an image-based one, olm.catalogSource=<name>)
+    options = ("registry_selector",)
 
     def queries(self, target):
         queries = super().queries(target)
-        queries["pods"] = Query("v1", "Pod", target.namespace, None, ("olm.catalogSource=%s" % target.name,))
+        selector = target.option("registry_selector") or "olm.catalogSource=%s" % target.name
+        queries["pods"] = Query("v1", "Pod", target.namespace, None, (selector,))
         return queries
 
     def observe(self, found, target):
@@ -163,6 +167,12 @@ def csv_verdict(csv):
         if reason in CSV_FAILED_FOR_GOOD or (reason == "InstallCheckFailed" and message.startswith("install failed")):
             return "failed", text
         return "waiting", text + "; OLM retries a failed install"
+    # a CSV OLM is installing again after a failure: the failure is what the user needs to read
+    history = [c for c in status.get("conditions") or () if isinstance(c, dict)]
+    failures = [c for c in history if c.get("phase") == "Failed"]
+    if failures and phase in ("Pending", "InstallReady", "Installing"):
+        last = failures[-1]
+        text += "; failed before: %s: %s" % (last.get("reason"), short(last.get("message")))
     return "waiting", text
 
 

@@ -69,6 +69,29 @@ class ClusterOperatorsSettled(Judge):
         return ready("%d ClusterOperator(s) Available, not Progressing, not Degraded" % len(operators))
 
 
+class ClusterOperatorReacted(Judge):
+    """A ClusterOperator that has reacted to a change made at ``since`` (an RFC 3339 time): Progressing
+    now, or its Progressing condition changed since then (a roll-out already over)."""
+
+    name = "clusteroperator_reacted"
+    description = "a ClusterOperator reacting to a change"
+    api_version = "config.openshift.io/v1"
+    kind = "ClusterOperator"
+    upstream = ("https://github.com/openshift/api", "config/v1/types_cluster_operator.go (OperatorProgressing)")
+    options = ("since",)
+
+    def observe(self, found, target):
+        operator = self.subject(found, target)
+        if operator is None:
+            return self.absent(target)
+        progressing = condition(operator, "Progressing") or {}
+        since = str(target.option("since", ""))
+        if str(progressing.get("status")) == "True" or (since and str(progressing.get("lastTransitionTime") or "") >= since):
+            return ready("%s: %s" % (describe(operator), condition_text(progressing)))
+        return waiting("%s: not Progressing since %s (%s)" % (describe(operator), since or "the change",
+                                                              condition_text(progressing) if progressing else "no condition"))
+
+
 class ClusterVersionUpdated(Judge):
     """The cluster updated to ``image`` (or ``version``): the newest history entry is it, Completed."""
 
@@ -106,8 +129,8 @@ class ClusterVersionUpdated(Judge):
 
 
 class MachinesRunning(Judge):
-    """At least ``count`` Machines (selected, not being deleted) ``Running``; a ``Failed`` one ends the
-    wait (the machine controller never reconciles it again)."""
+    """Exactly ``count`` selected Machines (default: those not being deleted), all ``Running``, none
+    left being deleted; a ``Failed`` one ends the wait (the machine controller never reconciles it again)."""
 
     name = "machines"
     description = "Machines Running"
@@ -118,19 +141,22 @@ class MachinesRunning(Judge):
     needs_name = False
 
     def observe(self, found, target):
-        machines = [m for m in found.get("subject") or [] if not (m.get("metadata") or {}).get("deletionTimestamp")]
-        for machine in machines:
+        machines = found.get("subject") or []
+        deleting = [m for m in machines if (m.get("metadata") or {}).get("deletionTimestamp")]
+        live = [m for m in machines if m not in deleting]
+        for machine in live:
             status = status_of(machine)
             if status.get("phase") == "Failed":
                 return failed("%s: phase Failed (%s: %s)" % (describe(machine), status.get("errorReason") or "no reason",
                                                             short(status.get("errorMessage"))))
-        count = to_int(target.option("count", len(machines) or 1), 1)
-        running = [m for m in machines if status_of(m).get("phase") == "Running"]
-        if len(running) >= count and len(machines) >= count:
+        count = to_int(target.option("count", len(live) or 1), 1)
+        running = [m for m in live if status_of(m).get("phase") == "Running"]
+        if len(running) == len(live) == count and not deleting:
             return ready("%d Machine(s) Running" % len(running))
-        pending = [m for m in machines if status_of(m).get("phase") != "Running"]
+        pending = [m for m in live if status_of(m).get("phase") != "Running"]
         first = ("; %s: phase %s" % (describe(pending[0]), status_of(pending[0]).get("phase") or "none yet")) if pending else ""
-        return waiting("%d of %d Machine(s) Running (%d exist)%s" % (len(running), count, len(machines), first))
+        gone = ", %d being deleted" % len(deleting) if deleting else ""
+        return waiting("%d of %d Machine(s) Running (%d exist%s)%s" % (len(running), count, len(live), gone, first))
 
 
 class BuildComplete(Judge):
@@ -255,5 +281,5 @@ class KubeletConfigAccepted(Judge):
         return waiting("%s: not accepted yet" % describe(config))
 
 
-JUDGES = (ClusterOperatorsSettled, ClusterVersionUpdated, MachinesRunning, BuildComplete, RouteAdmitted,
+JUDGES = (ClusterOperatorsSettled, ClusterOperatorReacted, ClusterVersionUpdated, MachinesRunning, BuildComplete, RouteAdmitted,
           MachineConfigPoolsUpdated, KubeletConfigAccepted)

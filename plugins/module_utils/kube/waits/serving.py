@@ -41,6 +41,7 @@ GIE = "https://github.com/kubernetes-sigs/gateway-api-inference-extension"
 PREDICTOR_TERMINAL_REASONS = ("ProgressDeadlineExceeded", "FailedCreate", "Stopped")
 MODEL_TERMINAL_TRANSITIONS = ("BlockedByFailedLoad", "InvalidSpec")
 LLMISVC_TERMINAL_REASONS = ("ConfigNotFound", "InvalidRenderedConfig", "GatewayPreconditionNotMet", "RefsInvalid",
+                            "ProgressDeadlineExceeded",
                             "ScalingCRDNotFound", "Stopped")
 GATEWAY_ACCEPTED_TERMINAL = ("Invalid", "InvalidParameters", "UnsupportedAddress", "ListenersNotValid")
 GATEWAY_PROGRAMMED_TERMINAL = ("Invalid", "AddressNotUsable")
