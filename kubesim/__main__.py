@@ -29,6 +29,9 @@ def parse_args(argv=None):
                         help="local processes at once (default: twice the CPUs, at least 4)")
     parser.add_argument("--pod-start-delay", type=float, default=0.5, help="simulated seconds before a pod runs")
     parser.add_argument("--disable-controller", action="append", default=[], dest="disabled_controllers")
+    parser.add_argument("--no-transient", action="append", default=[], dest="disabled_transients", metavar="NAME",
+                        help="do not simulate a transient state a real rollout shows (repeatable; names in "
+                             "docs/kubesim.md, 'Upstream sources')")
     parser.add_argument("--addon", action="append", default=[], dest="addons",
                         help="an API bundle on top of the profile's (repeatable; see docs/kubesim.md)")
     parser.add_argument("--catalog-dir", action="append", default=[], dest="catalog_dirs",
@@ -61,7 +64,8 @@ def main(argv=None):
                         run_local_scope=args.run_local_scope, max_local_pods=args.max_local_pods,
                         pod_start_delay=args.pod_start_delay, disabled_controllers=args.disabled_controllers,
                         addons=args.addons, catalog_dirs=args.catalog_dirs, inference_url=args.inference_url,
-                        image_behaviours=_image_behaviours(args.image_behaviours))
+                        image_behaviours=_image_behaviours(args.image_behaviours),
+                        disabled_transients=args.disabled_transients)
     sim = KubeSim(settings)
     done = threading.Event()
 

@@ -138,6 +138,12 @@ class KServeAddon(Addon):
         _namespace(sim.cluster, "kserve")
         _simulated_deployment(sim.cluster, "kserve", "kserve-controller-manager",
                               labels={"control-plane": "kserve-controller-manager"})
+        # KServe's configuration: upstream ships Serverless as the default mode, the OpenShift AI fork
+        # (opendatahub-io/kserve) RawDeployment
+        from kubesim.controllers.kserve import configured_mode, write_isvc_config
+        if configured_mode(sim.cluster) is None:
+            write_isvc_config(sim.cluster, "kserve",
+                              "RawDeployment" if sim.settings.profile == "openshift" else "Serverless")
 
 
 class KubeflowAddon(Addon):
@@ -155,7 +161,10 @@ class TektonAddon(Addon):
     name = "tekton"
 
     def install(self, sim):
+        from kubesim.controllers.tekton import tekton_admission
         apis.install_crds(sim.cluster, TEKTON_CRDS)
+        if tekton_admission not in sim.cluster.hooks:   # Tekton's defaulting and validating webhook
+            sim.cluster.hooks.append(tekton_admission)
         _namespace(sim.cluster, "tekton-pipelines")
         _simulated_deployment(sim.cluster, "tekton-pipelines", "tekton-pipelines-controller",
                               labels={"app.kubernetes.io/name": "controller"})
@@ -184,7 +193,7 @@ class GPUReadyAddon(Addon):
             advertise_gpus(cluster, node["metadata"]["name"], replicas=1, sharing="none")
 
 
-MONITORING_CRDS = ["monitoring.coreos.com/ServiceMonitor", "monitoring.coreos.com/PodMonitor"]
+MONITORING_CRDS = ["monitoring.coreos.com/ServiceMonitor", "monitoring.coreos.com/PodMonitor", "monitoring.coreos.com/Prometheus"]
 
 
 class PrometheusOperatorAddon(Addon):

@@ -22,7 +22,7 @@ from kubesim.behaviours import ImageBehaviours
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
 from kubesim.controllers import Manager, default_registry
-from kubesim.defaults import apply_defaults
+from kubesim.defaults import apply_crd_defaults, apply_defaults
 from kubesim.faults import Faults
 from kubesim.localexec import LocalProcessRunner
 from kubesim.openapi import OpenAPI
@@ -44,7 +44,7 @@ class Settings:
     def __init__(self, profile="vanilla", port=0, state_dir=None, time_scale=1.0, user_namespaces=("team-a",),
                  run_local_pods=False, run_local_scope="jobs", max_local_pods=None, pod_start_delay=0.5,
                  controllers=None, disabled_controllers=(), registry=None, addons=(), catalog_dirs=(),
-                 inference_url=None, image_behaviours=()):
+                 inference_url=None, image_behaviours=(), disabled_transients=()):
         self.profile = profile
         self.port = port
         self.state_dir = state_dir
@@ -62,6 +62,8 @@ class Settings:
         self.catalog_dirs = tuple(catalog_dirs)        # more OLM catalog fixtures (kubesim/catalogs format)
         self.inference_url = inference_url             # default status.url of InferenceServices (tests' local server)
         self.image_behaviours = tuple(image_behaviours)  # [{image: glob, annotations: {...}}] (kubesim.behaviours)
+        # the transient states a real rollout shows are simulated unless named here (Controller.transients)
+        self.disabled_transients = frozenset(disabled_transients)
 
 
 def _namespace_label_hook(cluster, resource, old, new):
@@ -82,6 +84,7 @@ class KubeSim:
         self.cluster.settings = s
         self.cluster.hooks.append(_namespace_label_hook)
         self.cluster.defaulters.append(apply_defaults)
+        self.cluster.defaulters.append(apply_crd_defaults)
         self.image_behaviours = ImageBehaviours(s.image_behaviours)
         self.cluster.hooks.append(self.image_behaviours.hook)
         self.faults = Faults()

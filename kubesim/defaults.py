@@ -21,6 +21,7 @@ no manager, as on a real server):
 """
 
 import base64
+import copy
 
 from kubesim.errors import ApiError
 
@@ -144,3 +145,33 @@ def apply_defaults(cluster, resource, old, new):
     defaulter = DEFAULTERS.get(resource.storage_key)
     if defaulter is not None and not resource.custom:
         defaulter(cluster, new, old)
+
+
+def _schema_defaults(schema, node):
+    """Fill ``node`` (an object) with the ``default`` of every absent property of ``schema``, recursively."""
+    if not isinstance(schema, dict) or not isinstance(node, dict):
+        return
+    for name, prop in (schema.get("properties") or {}).items():
+        if not isinstance(prop, dict):
+            continue
+        if name not in node and "default" in prop:
+            node[name] = copy.deepcopy(prop["default"])
+        value = node.get(name)
+        if isinstance(value, dict):
+            _schema_defaults(prop, value)
+        elif isinstance(value, list) and isinstance(prop.get("items"), dict):
+            for item in value:
+                _schema_defaults(prop["items"], item)
+
+
+def apply_crd_defaults(cluster, resource, old, new):
+    """Structural schema defaulting of custom resources (apiextensions-apiserver pkg/apiserver/schema/defaulting):
+    every absent field whose schema has a ``default`` gets it - including ``status`` of a kind whose schema
+    defaults it (a Gateway's "Waiting for controller" conditions before any controller looks at it)."""
+    if not getattr(resource, "custom", False):
+        return
+    validator = getattr(cluster, "validator", None)
+    found = validator.crd_schema(resource.group, resource.version, resource.kind) if validator is not None else None
+    if not found:
+        return
+    _schema_defaults(found[1], new)

@@ -131,6 +131,11 @@ class Store:
         with self.lock:
             self._listeners.append(listener)
 
+    def remove_listener(self, listener):
+        with self.lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
     # -- persistence -----------------------------------------------------------------------
     def snapshot(self, path, extra=None):
         """Write every object and the counter to ``path`` (atomically)."""

@@ -25,7 +25,7 @@ import tempfile
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Settings lists and the repeatable `python -m kubesim` flag of each item
 REPEATED_FLAGS = {"addons": "--addon", "catalog_dirs": "--catalog-dir", "user_namespaces": "--user-namespace",
-                  "disabled_controllers": "--disable-controller"}
+                  "disabled_controllers": "--disable-controller", "disabled_transients": "--no-transient"}
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
@@ -97,3 +97,28 @@ def kubesim_cluster(subprocess=False, **settings):
         yield sim
     finally:
         sim.stop()
+
+
+@contextlib.contextmanager
+def recorded_states(sim, key, name, summary):
+    """Every distinct ``summary(obj)`` the object ``name`` of storage ``key`` ((group, plural)) went
+    through while the block ran, in order (an in-process kubesim's store listener: no state is missed,
+    however short)."""
+    seen = []
+
+    def listen(event_type, event_key, obj, old):
+        if event_key == key and obj["metadata"]["name"] == name and event_type != "DELETED":
+            value = summary(obj)
+            if value is not None and (not seen or seen[-1] != value):
+                seen.append(value)
+    sim.cluster.store.add_listener(listen)
+    try:
+        yield seen
+    finally:
+        sim.cluster.store.remove_listener(listen)
+
+
+def true_conditions(obj):
+    """``"Type=Reason"`` of the object's True conditions, ``;``-joined (a recorded_states summary)."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return ";".join("%s=%s" % (c.get("type"), c.get("reason")) for c in conditions if c.get("status") == "True") or None

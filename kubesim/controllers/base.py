@@ -35,6 +35,9 @@ class Controller:
 
     name = ""
     watches = ()  # storage keys, e.g. (("", "pods"),)
+    # the transient states this controller simulates, by name: {name: what a real rollout shows};
+    # all are on unless the cluster's settings disable them (``--no-transient NAME``)
+    transients = {}
 
     def __init__(self, cluster, manager):
         self.cluster = cluster
@@ -60,6 +63,13 @@ class Controller:
 
     def enqueue(self, ref, after=0.0):
         self.manager.enqueue(self, ref, after)
+
+    def transient(self, name):
+        """Is the transient state ``name`` (one of ``transients``) simulated? On unless disabled."""
+        if name not in self.transients:
+            raise KeyError("controller %s has no transient state %r" % (self.name, name))
+        settings = getattr(self.cluster, "settings", None)
+        return name not in getattr(settings, "disabled_transients", ())
 
     def failure(self, obj):
         """The message of an injected controller fault for ``obj``, or None."""

@@ -1,8 +1,7 @@
 """KServe: InferenceService (serving.kserve.io/v1beta1) and LLMInferenceService (v1alpha1).
 
-InferenceService (raw deployment, as KServe's RawDeployment mode reconciles it; the
-``Serverless`` mode of ``serving.kserve.io/deploymentMode`` or of the DSC only changes
-the URL's form):
+InferenceService, reconciled as a raw deployment in both modes (Serverless, where Knative is served,
+only changes the URL's form; see the mode rules below):
 
 - the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the
   namespace) or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``)
@@ -15,8 +14,10 @@ the URL's form):
   ``Available``), ``Ready``; ``modelStatus`` (``Loaded``/``UpToDate``, ``Pending``/
   ``InProgress``, or ``BlockedByFailedLoad`` with ``lastFailureInfo`` when a
   predictor container fails, ``InvalidSpec`` with ``NoSupportingRuntime``/
-  ``RuntimeNotRecognized`` when no runtime fits); ``url``, ``address.url``,
-  ``components.predictor.url``, ``deploymentMode``, ``observedGeneration``.
+  ``RuntimeNotRecognized`` when no runtime fits); ``url`` (the internal Service URL in raw mode, as the
+  OpenShift AI fork publishes it without exposed visibility; the external host in Serverless),
+  ``address.url`` (always the internal Service), ``components.predictor.url``, ``deploymentMode``,
+  ``observedGeneration``.
 
 ``kubesim.perfscale.io/url`` on the InferenceService (or ``--inference-url``)
 sets ``status.url`` and ``status.address.url``: point them at a local
@@ -25,17 +26,36 @@ containers crash with that message (``CrashLoopBackOff``), so the InferenceServi
 stays not Ready with ``ModelLoadFailed``. Other steering annotations (``log``,
 ``ready``, ``ready-delay-s``, ``start-delay-s``) pass to the predictor pods.
 
-LLMInferenceService: a workload Deployment ``<name>-kserve`` (``spec.template``,
-``spec.replicas``), ``<name>-kserve-prefill`` for ``spec.prefill``, and with
-``spec.router.scheduler`` an ``<name>-kserve-router-scheduler`` Deployment and an
-InferencePool ``<name>-inference-pool``; with ``spec.router.route`` an HTTPRoute
-``<name>-kserve-route`` to the gateways of ``spec.router.gateway.refs`` (default
-``openshift-ai-inference`` in ``openshift-ingress``). Conditions
-``MainWorkloadReady``, ``WorkloadsReady``, ``RouterReady``, ``Ready``; ``url``,
-``address.url``, ``addresses``; same annotations as InferenceService.
+LLMInferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912,
+pkg/controller/v1alpha2/llmisvc, pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go): a workload
+Deployment ``<name>-kserve`` (``spec.template``, ``spec.replicas``), ``<name>-kserve-prefill`` for
+``spec.prefill``, and with ``spec.router.scheduler`` an ``<name>-kserve-router-scheduler`` Deployment and an
+InferencePool ``<name>-inference-pool``; with ``spec.router.route`` an HTTPRoute ``<name>-kserve-route`` to the
+gateways of ``spec.router.gateway.refs`` (default ``openshift-ai-inference`` in ``openshift-ingress``).
+Conditions: ``PresetsCombined``; the sub-conditions ``MainWorkloadReady`` (False ``Progressing`` before the
+Deployment reports, then its Available reason, e.g. ``MinimumReplicasUnavailable`` - a crash-looping model
+server stays there, nothing marks it failed upstream), ``PrefillWorkloadReady``, ``SchedulerWorkloadReady``,
+``HTTPRoutesReady`` (``HTTPRoutesNotReady``), ``InferencePoolReady`` (``WaitingForGateway``); ``WorkloadsReady``
+and ``RouterReady`` copy their first False sub-condition, and ``Ready`` its first not-True dependent. No router:
+``status.addresses`` holds the workload Service, no ``status.url``; with routes, ``status.url`` and
+``addresses`` are the Gateway's address plus ``/<namespace>/<name>``; ``status.address`` is never written.
+Same annotations as InferenceService.
+
+InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 and the OpenShift AI fork
+opendatahub-io/kserve @ 3cf0a0416662e3db328f6ddf4755ce730f41c747, pkg/controller/v1beta1/inferenceservice):
+the deployment mode is the one in the status, else the ``serving.kserve.io/deploymentMode`` annotation (old
+and new names), else the ``inferenceservice-config`` ConfigMap's ``deploy.defaultDeploymentMode`` (the kserve
+addon writes RawDeployment on the openshift profile, as the fork ships it, Serverless on vanilla; OpenShift
+AI's DataScienceCluster writes it from KServe's serving state), else Serverless. Serverless where no Knative
+Service is served (``serving.knative.dev/v1``, installed when a KnativeServing is Ready): a
+``ServerlessModeRejected`` Warning event, the conditions left Unknown, nothing deployed, never retried.
+``status.deploymentMode`` uses the fork's names (RawDeployment, Serverless). A raw rollout is ``Ready=False``
+(``IngressReady=False`` "Predictor ingress not created" until the predictor is ready); an unknown runtime
+leaves the conditions Unknown with ``modelStatus`` ``InvalidSpec``.
 """
 
 import copy
+import json
 
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import (PREFIX, annotation, apply_owned, condition, owner_reference, propagate,
@@ -52,6 +72,45 @@ ROUTES = ("gateway.networking.k8s.io", "httproutes")
 POOLS = ("inference.networking.k8s.io", "inferencepools")
 DSC = ("datasciencecluster.opendatahub.io", "datascienceclusters")
 DEFAULT_GATEWAY = ("openshift-ingress", "openshift-ai-inference")
+
+
+MODE_NAMES = {"Serverless": "Serverless", "Knative": "Serverless", "RawDeployment": "RawDeployment",
+              "Standard": "RawDeployment", "ModelMesh": "ModelMesh"}
+KNATIVE_SERVICES = ("serving.knative.dev", "services")
+CONFIGMAPS = ("", "configmaps")
+ISVC_CONFIG = "inferenceservice-config"
+
+
+def configured_mode(cluster):
+    """``deploy.defaultDeploymentMode`` of the cluster's ``inferenceservice-config`` ConfigMap, or None."""
+    for configmap in cluster.store.list(CONFIGMAPS)[0]:
+        if configmap["metadata"]["name"] != ISVC_CONFIG:
+            continue
+        try:
+            mode = (json.loads((configmap.get("data") or {}).get("deploy") or "{}") or {}).get("defaultDeploymentMode")
+        except ValueError:
+            continue
+        if mode in MODE_NAMES:
+            return MODE_NAMES[mode]
+    return None
+
+
+def write_isvc_config(cluster, namespace, mode):
+    """KServe's ``inferenceservice-config`` in ``namespace`` with ``deploy.defaultDeploymentMode`` (as the
+    KServe install, or OpenShift AI's operator for its DataScienceCluster, writes it)."""
+    from kubesim.controllers.util import ensure_namespace
+    ensure_namespace(cluster, namespace)
+    data = {"deploy": json.dumps({"defaultDeploymentMode": mode}),
+            "ingress": json.dumps({"disableIngressCreation": mode == "RawDeployment"})}
+    resource = cluster.resource_for_key(CONFIGMAPS)
+    current = cluster.store.get(CONFIGMAPS, namespace, ISVC_CONFIG)
+    if current is None:
+        cluster.create(resource, {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": ISVC_CONFIG, "namespace": namespace}, "data": data}, namespace)
+    elif (current.get("data") or {}).get("deploy") != data["deploy"]:
+        def change(obj):
+            obj.setdefault("data", {}).update(data)
+        cluster.mutate(resource, namespace, ISVC_CONFIG, change)
 
 
 def _apps_domain(cluster):
@@ -145,15 +204,16 @@ class InferenceServiceController(OperatorReconciler):
         return [r for r in self.all_refs(event.obj["metadata"]["namespace"]) if r.name == name]
 
     def _mode(self, isvc):
-        mode = (isvc["metadata"].get("annotations") or {}).get("serving.kserve.io/deploymentMode")
-        if mode:
-            return mode
-        if self.cluster.registry.for_storage_key(*DSC):
-            for dsc in self.cluster.store.list(DSC)[0]:
-                kserve = ((dsc.get("status") or {}).get("components") or {}).get("kserve") or {}
-                if kserve.get("defaultDeploymentMode"):
-                    return kserve["defaultDeploymentMode"]
-        return "RawDeployment"
+        """The deployment mode as KServe resolves it (controller.go): the one already in the status, else
+        the annotation when it names a mode, else ``deploy.defaultDeploymentMode`` of the
+        ``inferenceservice-config`` ConfigMap, else KServe's default (Serverless)."""
+        current = (isvc.get("status") or {}).get("deploymentMode")
+        if current:
+            return current
+        asked = MODE_NAMES.get((isvc["metadata"].get("annotations") or {}).get("serving.kserve.io/deploymentMode"))
+        if asked:
+            return asked
+        return configured_mode(self.cluster) or "Serverless"
 
     def _runtime(self, isvc):
         """``(runtime object or None, None)`` or ``(None, (reason, message))``."""
@@ -212,13 +272,30 @@ class InferenceServiceController(OperatorReconciler):
         internal = "http://%s-predictor.%s.svc.cluster.local" % (name, namespace)
         external = internal if mode == "RawDeployment" else "https://%s-%s.%s" % (name, namespace, _apps_domain(cluster))
         override = annotation(isvc, "url") or getattr(getattr(cluster, "settings", None), "inference_url", None)
+        if mode == "Serverless" and self.cluster.registry.for_storage_key(*KNATIVE_SERVICES) is None:
+            # controller.go: Knative mode where Knative Services are not served is a Warning event and a
+            # terminal error - the status keeps its initial Unknown conditions, nothing is deployed
+            if (isvc.get("status") or {}).get("deploymentMode") != mode:
+                self.cluster.record_event(isvc, "ServerlessModeRejected", "It is not possible to use Knative deployment "
+                                          "mode when Knative Services are not available",
+                                          event_type="Warning", component="v1beta1Controllers")
+
+            def rejected(status, obj):
+                conditions = status.get("conditions") or []
+                for ctype in ("IngressReady", "PredictorReady", "Ready"):
+                    if not any(c.get("type") == ctype for c in conditions):
+                        conditions = set_condition(conditions, ctype, "Unknown", None, None, now)
+                status.update(conditions=conditions, deploymentMode=mode, modelStatus={"transitionStatus": ""})
+            self.write_status(ref, rejected)
+            return None
         if invalid:
             reason, message = invalid
 
             def invalid_status(status, obj):
+                # the conditions stay Unknown; modelStatus says why (the controller retries with back-off)
                 conditions = status.get("conditions") or []
-                for ctype in ("PredictorReady", "Ready"):
-                    conditions = set_condition(conditions, ctype, "False", reason, message, now)
+                for ctype in ("IngressReady", "PredictorReady", "Ready"):
+                    conditions = set_condition(conditions, ctype, "Unknown", None, None, now)
                 status.update(conditions=conditions, observedGeneration=generation, deploymentMode=mode,
                               modelStatus={"transitionStatus": "InvalidSpec", "states": {
                                   "activeModelState": "", "targetModelState": "FailedToLoad"},
@@ -244,7 +321,12 @@ class InferenceServiceController(OperatorReconciler):
 
         def change(status, obj):
             conditions = status.get("conditions") or []
-            conditions = set_condition(conditions, "IngressReady", "True", None, None, now)
+            # the ingress follows the predictor (raw mode: "Predictor ingress not created" until it is ready)
+            if ready:
+                conditions = set_condition(conditions, "IngressReady", "True", None, None, now)
+            else:
+                conditions = set_condition(conditions, "IngressReady", "False", "Predictor Deployment NotReady",
+                                           "Predictor ingress not created", now)
             if ready:
                 conditions = set_condition(conditions, "PredictorReady", "True", None, None, now)
                 conditions = set_condition(conditions, "Ready", "True", None, None, now)
@@ -317,42 +399,82 @@ class LLMInferenceServiceController(OperatorReconciler):
             _ensure_deployment(cluster, llm, deployment, namespace, labels, pod_spec, replicas,
                                annotations if component != "router-scheduler" else {})
         _ensure_service(cluster, llm, "%s-kserve-workload-svc" % name, namespace, {"app": "%s-kserve" % name}, 8000, 8000)
-        states = {component: _deployment_state(cluster, namespace, deployment)
-                  for deployment, component, _, _ in workloads}
-        pods = [p for p in cluster.store.list(PODS, namespace)[0]
-                if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/name") == name]
-        failure_info = _failure_info(pods)
         router_problem = self._router(llm, scheduler is not None)
         url = self._url(llm)
         override = annotation(llm, "url") or getattr(getattr(cluster, "settings", None), "inference_url", None)
         left = self.delay_left(llm)
-        main_ok = states["workload"][0] and not failure_info
-        workloads_ok = all(s[0] for s in states.values()) and not failure_info
-        ready = workloads_ok and router_problem is None and left <= 0
+        # the sub-conditions, True or False (pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go); a
+        # crash-looping workload is only MinimumReplicasUnavailable upstream: nothing marks it failed
+        subs = []
+        main_ok, main_reason, main_message = self._workload_condition(namespace, "%s-kserve" % name)
+        subs.append(("workload", "MainWorkloadReady", main_ok, main_reason, main_message))
+        if prefill:
+            ok, reason, message = self._workload_condition(namespace, "%s-kserve-prefill" % name)
+            subs.append(("workload", "PrefillWorkloadReady", ok, reason, message))
+        if router:
+            if scheduler is not None:
+                ok, reason, message = self._workload_condition(namespace, "%s-kserve-router-scheduler" % name)
+                subs.append(("router", "SchedulerWorkloadReady", ok, reason or "Progressing",
+                             message or "Deployment rollout in progress"))
+            if router_problem is not None:
+                kind, text = router_problem
+                subs.append(("router", kind, False, {"HTTPRoutesReady": "HTTPRoutesNotReady",
+                                                     "InferencePoolReady": "WaitingForGateway"}.get(kind, "RefsInvalid"),
+                             text))
+            elif "route" in router:
+                subs.append(("router", "HTTPRoutesReady", True, None, None))
+        workloads_ok = all(s[2] for s in subs if s[0] == "workload")
+        router_ok = all(s[2] for s in subs if s[0] == "router")
+        ready = workloads_ok and router_ok and left <= 0
 
         def change(status, obj):
             conditions = status.get("conditions") or []
-
-            def mark(ctype, ok, reason, message):
-                return set_condition(conditions, ctype, "True" if ok else "False", None if ok else reason,
-                                     None if ok else message, now)
-            why = failure_info["message"] if failure_info else states["workload"][2]
-            conditions = mark("MainWorkloadReady", main_ok, "ModelLoadFailed" if failure_info else states["workload"][1], why)
-            conditions = mark("WorkloadsReady", workloads_ok, "ModelLoadFailed" if failure_info else "WorkloadsNotReady", why)
-            conditions = mark("RouterReady", router_problem is None, "RouterNotReady", router_problem)
-            conditions = mark("Ready", ready, "NotReady", why if not workloads_ok else router_problem or
-                              "the service is being set up")
-            status.update(conditions=conditions, observedGeneration=obj["metadata"].get("generation", 1),
-                          url=override or url, address={"url": override or url}, addresses=[{"url": override or url}])
+            conditions = set_condition(conditions, "PresetsCombined", "True", None, None, now)
+            for _group, ctype, ok, reason, message in subs:
+                conditions = set_condition(conditions, ctype, "True" if ok else "False", None if ok else reason,
+                                           None if ok else message, now, severity="Info")
+            for group, rollup in (("workload", "WorkloadsReady"), ("router", "RouterReady")):
+                first = next((s for s in subs if s[0] == group and not s[2]), None)
+                conditions = set_condition(conditions, rollup, "False" if first else "True",
+                                           first[3] if first else None, first[4] if first else None, now)
+            dependents = [c for c in conditions if c["type"] in ("PresetsCombined", "WorkloadsReady", "RouterReady")]
+            first = next((c for c in dependents if c["status"] != "True"), None)
+            if first is None and left > 0:
+                first = {"reason": "Progressing", "message": "the service is being set up"}
+            conditions = set_condition(conditions, "Ready", "False" if first else "True",
+                                       first.get("reason") if first else None, first.get("message") if first else None,
+                                       now)
+            status.update(conditions=conditions, observedGeneration=obj["metadata"].get("generation", 1))
+            status.pop("address", None)   # deprecated, never populated upstream
+            if router and "route" in router and (override or url):
+                status["url"] = override or url
+                status["addresses"] = [{"url": override or url}]
+            else:
+                # no router: only the workload Service's address, no status.url (router.go)
+                status.pop("url", None)
+                status["addresses"] = [{"url": override or
+                                        "http://%s-kserve-workload-svc.%s.svc.cluster.local:8000" % (name, namespace)}]
         self.write_status(ref, change)
-        return left if workloads_ok and router_problem is None and left > 0 else None
+        return left if workloads_ok and router_ok and left > 0 else None
+
+    def _workload_condition(self, namespace, deployment_name):
+        """``(ok, reason, message)`` of a workload Deployment, as workload_single_node.go reads it."""
+        deployment = self.cluster.store.get(DEPLOYMENTS, namespace, deployment_name)
+        if deployment is None or not (deployment.get("status") or {}).get("conditions"):
+            return False, "Progressing", ""
+        available = condition(deployment, "Available") or {}
+        if available.get("status") == "True":
+            return True, None, None
+        return False, available.get("reason") or "MinimumReplicasUnavailable", \
+            available.get("message") or "Deployment does not have minimum availability."
 
     def _gateways(self, llm):
         refs = (((llm.get("spec") or {}).get("router") or {}).get("gateway") or {}).get("refs") or []
         return [(r.get("namespace") or llm["metadata"]["namespace"], r["name"]) for r in refs] or [DEFAULT_GATEWAY]
 
     def _router(self, llm, with_scheduler):
-        """Create the route and pool; None when the router is ready, else why not."""
+        """Create the route and pool; None when the router is ready, else ``(condition type, message)`` of
+        the router sub-condition that is not (router.go)."""
         cluster = self.cluster
         name, namespace = llm["metadata"]["name"], llm["metadata"]["namespace"]
         router = (llm.get("spec") or {}).get("router") or {}
@@ -369,7 +491,7 @@ class LLMInferenceServiceController(OperatorReconciler):
         if "route" not in router:
             return None
         if cluster.registry.for_storage_key(*ROUTES) is None:
-            return "the Gateway API is not installed"
+            return "GatewaysReady", "the Gateway API is not installed"
         backend = ({"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool_name}
                    if with_scheduler else {"kind": "Service", "name": "%s-kserve-workload-svc" % name, "port": 8000})
         apply_owned(cluster, cluster.resource_for_key(ROUTES), {
@@ -385,7 +507,13 @@ class LLMInferenceServiceController(OperatorReconciler):
         parents = (route.get("status") or {}).get("parents") or []
         if not parents or not all(any(c.get("type") == "Accepted" and c.get("status") == "True"
                                       for c in p.get("conditions") or ()) for p in parents):
-            return "HTTPRoute %s-kserve-route is not accepted by its gateways" % name
+            return "HTTPRoutesReady", "The following HTTPRoutes are not ready: [%s/%s-kserve-route]" % (namespace, name)
+        if with_scheduler and cluster.registry.for_storage_key(*POOLS) is not None:
+            pool = cluster.store.get(POOLS, namespace, pool_name) or {}
+            if not any(any(c.get("type") == "Accepted" and c.get("status") == "True" for c in p.get("conditions") or ())
+                       for p in (pool.get("status") or {}).get("parents") or ()):
+                return "InferencePoolReady", "Inference Pool %s/%s exists but no Gateway controller has accepted it yet" \
+                    % (namespace, pool_name)
         return None
 
     def _url(self, llm):

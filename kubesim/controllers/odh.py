@@ -28,11 +28,14 @@ from kubesim import apis
 from kubesim.controllers.base import Ref
 from kubesim.controllers.olm import CSVS, INSTALLED_BY
 from kubesim.controllers.operators import OperatorReconciler
+from kubesim.controllers.kserve import write_isvc_config
 from kubesim.controllers.util import (annotation, condition_true, create_or_skip, delete_quietly, ensure_namespace,
                                       owner_reference, set_condition)
 
 DSCI = ("dscinitialization.opendatahub.io", "dscinitializations")
 DSC = ("datasciencecluster.opendatahub.io", "datascienceclusters")
+SMCP = ("maistra.io", "servicemeshcontrolplanes")
+KNATIVE_SERVINGS = ("operator.knative.dev", "knativeservings")
 DEPLOYMENTS = ("apps", "deployments")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 # package -> (release name, applications namespace, monitoring namespace)
@@ -98,9 +101,11 @@ class DSCInitializationController(OperatorReconciler):
     name = "dscinitialization"
     key = DSCI
     default_delay = 3.0
-    extra_watches = (CSVS,)
+    extra_watches = (CSVS, SMCP)
 
     def related(self, event):
+        if event.key == SMCP:
+            return self.all_refs()
         csv = event.obj
         if _package_of(csv) in PRODUCTS and (csv.get("status") or {}).get("phase") == "Succeeded":
             return [Ref(CSVS, csv["metadata"]["namespace"], csv["metadata"]["name"])]
@@ -130,7 +135,7 @@ class DSCInitializationController(OperatorReconciler):
             "metadata": {"name": "default-dsci"},
             "spec": {"applicationsNamespace": apps,
                      "monitoring": {"managementState": "Managed", "namespace": monitoring},
-                     "serviceMesh": {"managementState": "Removed",
+                     "serviceMesh": {"managementState": "Managed",
                                      "controlPlane": {"name": "data-science-smcp", "namespace": "istio-system",
                                                       "metricsCollection": "Istio"}},
                      "trustedCABundle": {"managementState": "Managed", "customCABundle": ""}}})
@@ -149,43 +154,61 @@ class DSCInitializationController(OperatorReconciler):
             ensure_namespace(cluster, "rhods-notebooks", {"opendatahub.io/generated-namespace": "true"})
         failure = self.fail_message(dsci)
         left = self.delay_left(dsci)
-        mesh_wanted = (spec.get("serviceMesh") or {}).get("managementState") == "Managed"
-        mesh_ok = not mesh_wanted or csv_succeeded(cluster, "servicemeshoperator")
+        mesh = self._mesh(spec)
 
         def change(status, obj):
             conditions = status.get("conditions") or []
             if failure:
-                status.update(phase="Error", errorMessage=failure)
-                conditions = set_condition(conditions, "Available", "False", "Error", failure, now)
-                conditions = set_condition(conditions, "Degraded", "True", "Error", failure, now)
-                conditions = set_condition(conditions, "ReconcileComplete", "False", "Error", failure, now)
-            elif left > 0:
+                # a setup error: phase Error, reason ReconcileFailed, retried (Progressing stays True)
+                status["phase"] = "Error"
+                for ctype, value in (("ReconcileComplete", "Unknown"), ("Available", "False"), ("Progressing", "True"),
+                                     ("Degraded", "False"), ("Upgradeable", "Unknown")):
+                    conditions = set_condition(conditions, ctype, value, "ReconcileFailed", failure, now)
+            elif left > 0 and status.get("phase") != "Ready":
                 status["phase"] = "Progressing"
-                conditions = set_condition(conditions, "Progressing", "True", "Progressing",
-                                           "DSCInitialization is being reconciled", now)
+                for ctype, value in (("ReconcileComplete", "Unknown"), ("Available", "False"), ("Progressing", "True"),
+                                     ("Degraded", "False"), ("Upgradeable", "Unknown")):
+                    conditions = set_condition(conditions, ctype, value, "ReconcileInit",
+                                               "Initializing DSCInitialization resource", now)
             else:
-                status.pop("errorMessage", None)
                 status["phase"] = "Ready"
-                conditions = set_condition(conditions, "Available", "True", "ReconcileCompleted",
-                                           "DSCInitialization reconciled successfully", now)
-                conditions = set_condition(conditions, "Progressing", "False", "ReconcileCompleted",
-                                           "DSCInitialization reconciled successfully", now)
-                conditions = set_condition(conditions, "Degraded", "False", "ReconcileCompleted",
-                                           "DSCInitialization reconciled successfully", now)
-                conditions = set_condition(conditions, "ReconcileComplete", "True", "ReconcileCompleted",
-                                           "DSCInitialization reconciled successfully", now)
-            if mesh_ok:
-                conditions = set_condition(conditions, "CapabilityServiceMesh", "True" if mesh_wanted else "False",
-                                           "Configured" if mesh_wanted else "Removed",
-                                           "Service Mesh configured" if mesh_wanted else "ServiceMesh is Removed", now)
-            else:
-                conditions = set_condition(conditions, "CapabilityServiceMesh", "False", "MissingOperator",
-                                           "failed to find the pre-requisite Service Mesh Operator subscription, please "
-                                           "ensure Service Mesh Operator is installed.", now)
-            status.update(conditions=conditions, release={"name": release, "version": version},
-                          observedGeneration=obj["metadata"].get("generation", 1))
+                for ctype, value in (("ReconcileComplete", "True"), ("Available", "True"), ("Progressing", "False"),
+                                     ("Degraded", "False"), ("Upgradeable", "True")):
+                    conditions = set_condition(conditions, ctype, value, "ReconcileCompleted",
+                                               "Reconcile completed successfully", now)
+            if mesh is not None:
+                for ctype in ("CapabilityServiceMesh", "CapabilityServiceMeshAuthorization"):
+                    conditions = set_condition(conditions, ctype, mesh[0], mesh[1], mesh[2], now)
+            status.pop("errorMessage", None)
+            status.update(conditions=conditions, release={"name": release, "version": version})
         self.write_status(ref, change)
-        return left or None
+        if failure:
+            return 10.0
+        return left or (5.0 if mesh is not None and mesh[0] != "True" else None)
+
+    def _mesh(self, spec):
+        """``(status, reason, message)`` of the service mesh capability, or None when mesh is not Managed
+        (controllers/dscinitialization/servicemesh_setup.go, stable-2.x): the Service Mesh operator missing is
+        MissingOperator (the DSCInitialization still Ready); its control plane created, NotReady until Ready."""
+        mesh = spec.get("serviceMesh") or {}
+        if mesh.get("managementState") != "Managed":
+            return None
+        if not csv_succeeded(self.cluster, "servicemeshoperator"):
+            return ("False", "MissingOperator", "OpenShift ServiceMesh v2 operator not found / not setup properly on the "
+                    "cluster, cannot setup ServiceMesh. Please install the operator or set ServiceMesh to Removed")
+        plane = mesh.get("controlPlane") or {}
+        name, namespace = plane.get("name") or "data-science-smcp", plane.get("namespace") or "istio-system"
+        if self.cluster.registry.for_storage_key(*SMCP) is None:
+            return "False", "NotReady", "ServiceMeshControlPlane not found, SMCP may be initializing"
+        ensure_namespace(self.cluster, namespace)
+        create_or_skip(self.cluster, self.cluster.resource_for_key(SMCP), {
+            "apiVersion": "maistra.io/v2", "kind": "ServiceMeshControlPlane",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"version": "v2.6"}}, namespace)
+        smcp = self.cluster.store.get(SMCP, namespace, name) or {}
+        if not condition_true(smcp, "Ready"):
+            return "False", "NotReady", "ServiceMeshControlPlane is not ready: SMCP readiness status not found, " \
+                                        "SMCP may be initializing"
+        return "True", "Ready", "ServiceMeshControlPlane is ready"
 
 
 class DataScienceClusterController(OperatorReconciler):
@@ -231,19 +254,22 @@ class DataScienceClusterController(OperatorReconciler):
                 install_default_training_runtime(cluster)
             for deployment in component.deployments:
                 self._deployment(dsc, apps, name, deployment)
-            problem = annotation(dsc, "fail-" + name) or self._prerequisite(name, spec)
+            injected = annotation(dsc, "fail-" + name)
+            problem = ("Error", injected) if injected else self._prerequisite(name, spec, dscis[0], apps)
             unavailable = [d for d in component.deployments
                            if not condition_true(cluster.store.get(DEPLOYMENTS, apps, d) or {}, "Available")]
             left = self.delay_left(dsc)
             if problem:
-                results[name] = (state, "False", "Error", problem)
+                results[name] = (state, "False", problem[0], problem[1])
+                requeue = 10.0   # retried with back-off, never final (upstream)
             elif unavailable or left > 0:
-                results[name] = (state, "False", "NotReady", "waiting for deployments: %s" % ", ".join(unavailable)
-                                 if unavailable else "component is being reconciled")
+                total = len(component.deployments)
+                results[name] = (state, "False", "DeploymentsNotReady", "%d/%d deployments ready" % (
+                    total - len(unavailable), total))
                 requeue = left if not unavailable else requeue
             else:
                 results[name] = (state, "True", "Ready", "Component is ready")
-        not_ready = [COMPONENTS[n].condition for n, r in results.items() if r[0] == "Managed" and r[1] != "True"]
+        not_ready = [n for n, r in sorted(results.items()) if r[0] == "Managed" and r[1] != "True"]
 
         def change(status, obj):
             conditions = status.get("conditions") or []
@@ -253,7 +279,7 @@ class DataScienceClusterController(OperatorReconciler):
             if failure:
                 ready, reason, message = "False", "Error", failure
             elif not_ready:
-                ready, reason, message = "False", "NotReady", "Some components are not ready: " + ", ".join(not_ready)
+                ready, reason, message = "False", "NotReady", "Some components are not ready: " + ",".join(not_ready)
             else:
                 ready, reason, message = "True", "Ready", "Ready"
             conditions = set_condition(conditions, "ProvisioningSucceeded", "True" if not failure else "False",
@@ -285,15 +311,41 @@ class DataScienceClusterController(OperatorReconciler):
         self.write_status(ref, change)
         return requeue
 
-    def _prerequisite(self, name, spec):
+    def _prerequisite(self, name, spec, dsci, apps):
+        """What keeps a managed component from being ready (None: nothing). KServe in 2.x
+        (components/kserve/kserve_controller_actions.go checkPreConditions, customizeKserveConfigMap):
+        with ``serving`` Managed its default mode is Serverless, which needs the DSCInitialization's
+        service mesh Managed, the Service Mesh and Serverless operators, and the mesh capability Ready;
+        with ``serving`` Removed it is RawDeployment. The mode goes into KServe's inferenceservice-config,
+        and a managed serving gets its KnativeServing."""
         if name != "kserve":
             return None
-        if (spec.get("serving") or {}).get("managementState", "Managed") != "Managed":
+        serving = (spec.get("serving") or {}).get("managementState", "Managed")
+        asked = spec.get("defaultDeploymentMode")
+        if serving == "Removed":
+            if asked == "Serverless":
+                return "Error", ("setting defaultdeployment mode as Serverless is incompatible with having Serving "
+                                 "'Removed'")
+            write_isvc_config(self.cluster, apps, "RawDeployment")
             return None
-        if not csv_succeeded(self.cluster, "serverless-operator"):
-            return "operator serverless-operator not found. Please install the operator before enabling kserve component"
-        if not csv_succeeded(self.cluster, "servicemeshoperator"):
-            return "operator servicemeshoperator not found. Please install the operator before enabling kserve component"
+        mode = asked or "Serverless"
+        if (((dsci.get("spec") or {}).get("serviceMesh") or {}).get("managementState")) != "Managed":
+            return "ServiceMeshNotConfigured", "ServiceMesh needs to be set to 'Managed' in DSCI CR"
+        missing = ["%s operator must be installed for this component's configuration" % what
+                   for package, what in (("servicemeshoperator", "ServiceMesh"), ("serverless-operator", "Serverless"))
+                   if not csv_succeeded(self.cluster, package)]
+        if missing:
+            return "Error", "%d error%s occurred:\n%s\n\n" % (len(missing), "" if len(missing) == 1 else "s",
+                                                            "\n".join("\t* " + m for m in missing))
+        if not condition_true(dsci, "CapabilityServiceMesh"):
+            return "ServiceMeshNotReady", "ServiceMesh is not ready"
+        write_isvc_config(self.cluster, apps, mode)
+        serving_name = (spec.get("serving") or {}).get("name") or "knative-serving"
+        if self.cluster.registry.for_storage_key(*KNATIVE_SERVINGS) is not None:
+            ensure_namespace(self.cluster, "knative-serving")
+            create_or_skip(self.cluster, self.cluster.resource_for_key(KNATIVE_SERVINGS), {
+                "apiVersion": "operator.knative.dev/v1beta1", "kind": "KnativeServing",
+                "metadata": {"name": serving_name, "namespace": "knative-serving"}, "spec": {}}, "knative-serving")
         return None
 
     def _deployment(self, dsc, namespace, component, name):

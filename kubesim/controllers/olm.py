@@ -40,7 +40,7 @@ import random
 from kubesim import apis, olm
 from kubesim.controllers.base import Controller, Ref
 from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, create_or_skip, delete_quietly,
-                                      float_annotation, owner_reference, set_condition, since)
+                                      float_annotation, owner_reference, pod_ready, set_condition, since)
 from kubesim.errors import ApiError
 
 GROUP = "operators.coreos.com"
@@ -54,6 +54,7 @@ PODS = ("", "pods")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 INSTALLED_BY = PREFIX + "installed-by-csv"
 INSTALL_TIMEOUT_S = 300.0
+CSV_RESYNC_S = 300.0   # a Failed CSV is looked at again on the informers' resync (5 min +/- 20 %)
 NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -96,7 +97,21 @@ def _ref(obj):
 
 class CatalogSourceController(Controller):
     name = "catalogsource"
-    watches = (CATALOG_SOURCES,)
+    watches = (CATALOG_SOURCES, PODS)
+    transients = {"catalog-transient-failure": "a catalog's gRPC connection goes IDLE, CONNECTING, then TRANSIENT_FAILURE "
+                                              "while its registry pod is not Ready, before READY"}
+
+    def on_event(self, event):
+        meta = event.obj["metadata"]
+        if event.key == PODS:
+            labels = meta.get("labels") or {}
+            if "olm.catalogSource" in labels:
+                return [Ref(CATALOG_SOURCES, meta["namespace"], labels["olm.catalogSource"])]
+            # the registry pod of an address-based catalog (operator-sdk run bundle): any catalog of its namespace
+            return [Ref(CATALOG_SOURCES, meta["namespace"], s["metadata"]["name"])
+                    for s in self.cluster.store.list(CATALOG_SOURCES, meta["namespace"])[0]
+                    if (s.get("spec") or {}).get("address")]
+        return [Ref(CATALOG_SOURCES, meta.get("namespace") or "", meta["name"])]
 
     def reconcile(self, ref):
         cluster = self.cluster
@@ -104,62 +119,82 @@ class CatalogSourceController(Controller):
         if source is None or source["metadata"].get("deletionTimestamp"):
             return None
         spec = source.get("spec") or {}
+        now = self.clock.timestamp()
+        if (spec.get("sourceType") or "grpc") == "grpc" and not spec.get("image") and not spec.get("address"):
+            return self._write(ref, {"reason": "SpecInvalidError",
+                                     "message": "image and address unset: at least one must be set for sourcetype: grpc"})
+        serving_pod = None
+        fixtures = []
         if spec.get("address") and not spec.get("image"):
             # a grpc source served by a registry pod of its own (operator-sdk run bundle)
-            bundle = self._served_bundle(ref.namespace, spec["address"])
-            if bundle is None:
-                return 1.0
-            if (source["metadata"].get("annotations") or {}).get(olm.BUNDLE_ANNOTATION) != bundle:
+            bundle, serving_pod = self._served_bundle(ref.namespace, spec["address"])
+            if bundle is not None and (source["metadata"].get("annotations") or {}).get(olm.BUNDLE_ANNOTATION) != bundle:
                 def remember(obj):
                     obj["metadata"].setdefault("annotations", {})[olm.BUNDLE_ANNOTATION] = bundle
                     return True
                 source = cluster.mutate(cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, remember)
                 if source is None:
                     return None
-        fixtures = catalogs_of(cluster).for_source(source)
-        if not spec.get("address") or spec.get("image"):
-            self._registry_pod(source, bool(fixtures))
-        delay = float_annotation(source, "delay-s", 2.0)
-        waited = since(source["metadata"].get("creationTimestamp"), self.clock)
-        now = self.clock.timestamp()
-        address = "%s.%s.svc:50051" % (ref.name, ref.namespace)
-        if not fixtures:
-            state = "TRANSIENT_FAILURE"
-        elif waited < delay:
-            state = "CONNECTING"
+            fixtures = catalogs_of(cluster).for_source(source) if bundle is not None else []
+            address = spec["address"]
+            registry = {"createdAt": source["metadata"].get("creationTimestamp"), "protocol": "grpc"}
         else:
-            state = "READY"
+            fixtures = catalogs_of(cluster).for_source(source)
+            serving_pod = self._registry_pod(source, bool(fixtures))
+            address = "%s.%s.svc:50051" % (ref.name.replace(".", "-"), ref.namespace)
+            registry = {"createdAt": source["metadata"].get("creationTimestamp"), "port": "50051", "protocol": "grpc",
+                        "serviceName": ref.name.replace(".", "-"), "serviceNamespace": ref.namespace}
+        status = source.get("status") or {}
+        if not status.get("registryService"):
+            # the first sync creates the registry server and records it: no connection state yet
+            return self._write(ref, {"registryService": registry}, retry=0.5)
+        serving = serving_pod is not None and pod_ready(serving_pod) and bool(fixtures)
+        current = (status.get("connectionState") or {}).get("lastObservedState")
+        delay = float_annotation(source, "delay-s", 2.0)
+        if current is None:
+            state, retry = "IDLE", 0.3
+        elif serving:
+            changed = since((status.get("connectionState") or {}).get("lastConnect"), self.clock)
+            if current == "READY":
+                state, retry = "READY", None
+            elif current == "CONNECTING" and changed >= delay:
+                state, retry = "READY", None
+            else:
+                state, retry = "CONNECTING", max(0.1, delay - changed) if current == "CONNECTING" else delay
+        elif current in ("IDLE", "READY") or not self.transient("catalog-transient-failure"):
+            state, retry = "CONNECTING", 1.0
+        else:
+            # the registry pod is not Ready (starting, or its image cannot be pulled): the gRPC channel
+            # reports TRANSIENT_FAILURE while it retries (grpc pick_first), for as long as it takes
+            state, retry = "TRANSIENT_FAILURE", 10.0
+        if state == current:
+            return retry
+        return self._write(ref, {"registryService": registry,
+                                 "connectionState": {"address": address, "lastConnect": now, "lastObservedState": state}},
+                           retry=retry)
 
+    def _write(self, ref, fields, retry=None):
         def write(obj):
             status = obj.setdefault("status", {})
-            connection = status.get("connectionState") or {}
-            if connection.get("lastObservedState") == state:
-                return False
-            status["connectionState"] = {"address": address, "lastConnect": now, "lastObservedState": state}
-            status["registryService"] = {"createdAt": obj["metadata"].get("creationTimestamp"), "port": "50051",
-                                         "protocol": "grpc", "serviceName": ref.name, "serviceNamespace": ref.namespace}
-            if not fixtures:
-                status["message"] = "no catalog fixture serves image %s (kubesim)" % ((obj.get("spec") or {}).get("image"))
-                status["reason"] = "RegistryServerError"
-            else:
-                status.pop("message", None)
-                status.pop("reason", None)
-            return True
-        cluster.mutate(cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, write, subresource="status")
-        if state == "CONNECTING":
-            return delay - waited
-        return None
+            before = dict(status)
+            status.pop("reason", None)      # every sync clears them (catalog/operator.go)
+            status.pop("message", None)
+            status.update(fields)
+            return status != before
+        self.cluster.mutate(self.cluster.resource_for_key(CATALOG_SOURCES), ref.namespace, ref.name, write,
+                            subresource="status")
+        return retry
 
     def _served_bundle(self, namespace, address):
-        """The bundle image the registry behind ``address`` (``<service>.<namespace>.svc:<port>``)
-        serves: the ``-b``/``--bundles`` argument of its pod's containers; None when unknown yet."""
+        """``(bundle image, pod)`` the registry behind ``address`` (``<service>.<namespace>.svc:<port>``)
+        serves: the ``-b``/``--bundles`` argument of its pod's containers; ``(None, pod or None)`` when unknown."""
         host = address.split(":", 1)[0]
         service_name, _, rest = host.partition(".")
         service_namespace = rest.split(".", 1)[0] if rest else namespace
         service = self.cluster.store.get(("", "services"), service_namespace, service_name)
         selector = ((service or {}).get("spec") or {}).get("selector") or {}
         if not selector:
-            return None
+            return None, None
         for pod in self.cluster.store.list(PODS, service_namespace)[0]:
             labels = pod["metadata"].get("labels") or {}
             if any(labels.get(k) != v for k, v in selector.items()):
@@ -169,17 +204,19 @@ class CatalogSourceController(Controller):
                 argv = list(container.get("command") or ()) + list(container.get("args") or ())
                 for flag in ("-b", "--bundles", "--bundle-images"):
                     if flag in argv[:-1]:
-                        return argv[argv.index(flag) + 1]
-        return None
+                        return argv[argv.index(flag) + 1], pod
+            return None, pod
+        return None, None
 
     def _registry_pod(self, source, pullable):
+        """The catalog's registry pod (created when missing); one whose image no fixture serves cannot be pulled."""
         cluster = self.cluster
         namespace = source["metadata"]["namespace"]
         for pod in cluster.store.list(PODS, namespace)[0]:
             if (pod["metadata"].get("labels") or {}).get("olm.catalogSource") == source["metadata"]["name"]:
-                return
-        annotations = {} if pullable else {PREFIX + "outcome": "CrashLoopBackOff", PREFIX + "log":
-                                           "error pulling image %s" % (source.get("spec") or {}).get("image")}
+                return pod
+        # the registry pod's readiness probe starts after 5 s (registry/reconciler/grpc.go: Pod(..., 5, 10, ...))
+        annotations = {PREFIX + "ready-delay-s": "5"} if pullable else {PREFIX + "image-pull": "fail"}
         create_or_skip(cluster, cluster.resource_for_key(PODS), {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"generateName": source["metadata"]["name"] + "-", "namespace": namespace,
@@ -188,6 +225,7 @@ class CatalogSourceController(Controller):
             "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
                      "containers": [{"name": "registry-server", "image": (source.get("spec") or {}).get("image", ""),
                                      "ports": [{"name": "grpc", "containerPort": 50051}]}]}}, namespace)
+        return None
 
 
 class OperatorGroupController(Controller):
@@ -252,7 +290,8 @@ class SubscriptionController(Controller):
         status = sub.get("status") or {}
         now = self.clock.timestamp()
         source = cluster.store.get(CATALOG_SOURCES, spec.get("sourceNamespace") or "", spec.get("source") or "")
-        healthy = source is not None and olm.source_ready(source)
+        # "healthy" as the subscription reconciler judges it: the registry server exists (its pod, or an address)
+        healthy = source is not None and self._registry_exists(source)
         conditions = status.get("conditions") or []
         health = [{"catalogSourceRef": _ref(source), "healthy": healthy, "lastUpdated": now}] if source else []
         if healthy:
@@ -264,9 +303,22 @@ class SubscriptionController(Controller):
                                                                             "missing" if source is None else "unhealthy"),
                                        now)
             return self._write(ref, conditions, health, now, retry=5.0)
+        if not olm.source_ready(source) and not status.get("currentCSV"):
+            # the resolver cannot list the catalog's bundles while its connection is not READY: an error
+            # that prevents resolution, retried with back-off (catalog/operator.go syncResolvingNamespace)
+            conditions = set_condition(conditions, "ResolutionFailed", "True", "ErrorPreventedResolution",
+                                       "error using catalogsource %s/%s: failed to list bundles: rpc error: code = "
+                                       "Unavailable desc = connection error: desc = \"transport: Error while dialing: "
+                                       "dial tcp: connect: connection refused\"" % (source["metadata"]["namespace"],
+                                                                                    source["metadata"]["name"]), now)
+            return self._write(ref, conditions, health, now, retry=5.0)
         problem, package, channel = self._resolve(sub, source)
         if problem:
-            conditions = set_condition(conditions, "ResolutionFailed", "True", "ConstraintsNotSatisfiable", problem, now)
+            # OperatorGroup problems are errors that prevent resolution (retried); a package or channel
+            # that the catalog does not have makes the constraints unsatisfiable (until something changes)
+            reason = "ErrorPreventedResolution" if "operatorgroup" in problem.lower() or "operator group" in problem.lower() \
+                else "ConstraintsNotSatisfiable"
+            conditions = set_condition(conditions, "ResolutionFailed", "True", reason, problem, now)
             return self._write(ref, conditions, health, now, retry=10.0)
         conditions = [c for c in conditions if c.get("type") != "ResolutionFailed"]
         current = status.get("currentCSV")
@@ -302,6 +354,12 @@ class SubscriptionController(Controller):
         else:
             updates["state"] = "AtLatestKnown"
         return self._write(ref, conditions, health, now, updates=updates)
+
+    def _registry_exists(self, source):
+        if (source.get("spec") or {}).get("address"):
+            return True
+        return any((p["metadata"].get("labels") or {}).get("olm.catalogSource") == source["metadata"]["name"]
+                   for p in self.cluster.store.list(PODS, source["metadata"]["namespace"])[0])
 
     def _resolve(self, sub, source):
         """``(problem, package, channel)``: OLM's resolution messages when the subscription cannot be resolved."""
@@ -494,6 +552,9 @@ class InstallPlanController(Controller):
         fail = (sub and annotation(sub, "fail")) or package.override(package.version_of(csv_name), "fail")
         if fail:
             annotations[FAIL] = fail
+        retry = sub and annotation(sub, "retry-s")
+        if retry:
+            annotations[PREFIX + "retry-s"] = retry   # how soon a Failed CSV is looked at again (tests)
         bundle["metadata"].update(namespace=namespace, labels={package_label(package.name, namespace): "",
                                                                "olm.managed": "true"})
         try:
@@ -508,6 +569,8 @@ class InstallPlanController(Controller):
 class ClusterServiceVersionController(Controller):
     name = "clusterserviceversion"
     watches = (CSVS, DEPLOYMENTS, OPERATOR_GROUPS, CRDS)
+    transients = {"csv-failed-retried": "a Failed CSV (install timeout, a component that failed) is re-checked and "
+                                        "goes back to Pending (NeedsReinstall) to be installed again"}
 
     def on_event(self, event):
         meta = event.obj["metadata"]
@@ -553,20 +616,11 @@ class ClusterServiceVersionController(Controller):
             return None
         status = csv.get("status") or {}
         phase = status.get("phase")
+        group_problem = self._group_problem(csv, ref.namespace)
         if phase == "Failed":
-            return None
-        groups = cluster.store.list(OPERATOR_GROUPS, ref.namespace)[0]
-        if not groups:
-            self._set_phase(ref, "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups")
-            return None
-        if len(groups) > 1:
-            self._set_phase(ref, "Failed", "TooManyOperatorGroups", "csv created in namespace with multiple "
-                                                                    "operatorgroups, can't pick one automatically")
-            return None
-        mode, what = _install_mode(groups[0], ref.namespace)
-        supported = {m["type"] for m in (csv.get("spec") or {}).get("installModes") or () if m.get("supported")}
-        if mode not in supported:
-            self._set_phase(ref, "Failed", "UnsupportedOperatorGroup", "%s InstallModeType not supported, %s" % (mode, what))
+            return self._recheck_failed(ref, csv, status, group_problem)
+        if group_problem:
+            self._set_phase(ref, "Failed", *group_problem)
             return None
         if not phase:
             self._set_phase(ref, "Pending", "RequirementsUnknown", "requirements not yet checked")
@@ -618,6 +672,63 @@ class ClusterServiceVersionController(Controller):
                 self._deploy(csv)
                 self._set_phase(ref, "Installing", "InstallSucceeded", "waiting for install components to report healthy")
                 return 1.0
+        return None
+
+    def _group_problem(self, csv, namespace):
+        """``(reason, message)`` of the OperatorGroup problem that fails the CSV, or None."""
+        groups = self.cluster.store.list(OPERATOR_GROUPS, namespace)[0]
+        if not groups:
+            return "NoOperatorGroup", "csv in namespace with no operatorgroups"
+        if len(groups) > 1:
+            return "TooManyOperatorGroups", ("csv created in namespace with multiple operatorgroups, can't pick one "
+                                             "automatically")
+        mode, what = _install_mode(groups[0], namespace)
+        supported = {m["type"] for m in (csv.get("spec") or {}).get("installModes") or () if m.get("supported")}
+        if mode not in supported:
+            return "UnsupportedOperatorGroup", "%s InstallModeType not supported, %s" % (mode, what)
+        return None
+
+    def _recheck_failed(self, ref, csv, status, group_problem):
+        """A Failed CSV is looked at again on every sync (olm/operator.go, the Failed case of
+        transitionCSVState): fixed OperatorGroup problems send it back to Pending; an install failure
+        is retried (Pending/NeedsReinstall, a reinstall) unless its Deployment exceeded its progress
+        deadline; InstallComponentFailedNoRetry is left alone."""
+        reason = status.get("reason")
+        if reason == "InstallComponentFailedNoRetry" or not self.transient("csv-failed-retried"):
+            return None
+        if group_problem:
+            if group_problem[0] != reason:
+                self._set_phase(ref, "Failed", *group_problem)
+            return 30.0
+        if reason in ("NoOperatorGroup", "TooManyOperatorGroups", "UnsupportedOperatorGroup"):
+            self._set_phase(ref, "Pending", "RequirementsUnknown", "InstallModes now support target namespaces")
+            return 0.5
+        retry = float_annotation(csv, "retry-s", CSV_RESYNC_S)
+        waited = since(status.get("lastTransitionTime"), self.clock)
+        if waited < retry:
+            return retry - waited
+        deadline = self._past_deadline(csv)
+        if deadline:
+            if not str(status.get("message", "")).startswith("install failed"):
+                self._set_phase(ref, "Failed", "InstallCheckFailed", "install failed: deployment %s not ready before "
+                                "timeout: deployment \"%s\" exceeded its progress deadline" % (deadline, deadline))
+            return None
+        unavailable = self._unavailable(csv)
+        if not unavailable and not self._missing_deployments(csv) and not (annotation(csv, "fail") or self.failure(csv)):
+            self._set_phase(ref, "Succeeded", "InstallSucceeded", "install strategy completed with no errors")
+            return 0.5
+        what = unavailable[0] if unavailable else "(none)"
+        self._set_phase(ref, "Pending", "NeedsReinstall", "installing: waiting for deployment %s to become ready: "
+                        "deployment \"%s\" not available" % (what, what) if unavailable else
+                        "installing: deployments not found")
+        return 0.5
+
+    def _past_deadline(self, csv):
+        for spec in self._specs(csv):
+            deployment = self.cluster.store.get(DEPLOYMENTS, csv["metadata"]["namespace"], spec["name"]) or {}
+            for item in (deployment.get("status") or {}).get("conditions") or ():
+                if item.get("type") == "Progressing" and item.get("reason") == "ProgressDeadlineExceeded":
+                    return spec["name"]
         return None
 
     def _requirements(self, csv):

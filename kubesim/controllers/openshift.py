@@ -36,11 +36,20 @@
   configuration) for ``kubesim.perfscale.io/update-s`` (default 120 simulated seconds, on
   the KubeletConfig), then ``Updated`` with every machine counted updated; the nodes of the
   pool (its ``nodeSelector``) then report ``maxPods`` as their ``pods`` capacity and
-  allocatable (default 250). The KubeletConfig gets ``Success``; ``kubesim.perfscale.io/fail``
-  on it: ``Failure`` and the pool ``Degraded``.
+  allocatable (default 250). Pool conditions as the node controller writes them
+  (openshift/machine-config-operator @ 7ff337a4ffac8e7562692181178ede61e4b2eec5 pkg/controller/node/status.go):
+  ``Updated``, ``Updating``, ``RenderDegraded``, ``NodeDegraded`` and ``Degraded`` (no reason). The
+  KubeletConfig gets ``Accepted`` (``Success``) and the legacy ``Success``
+  (pkg/controller/kubelet-config/helpers.go); ``kubesim.perfscale.io/fail`` on it: refused, as a
+  validation error is (``Accepted=False`` "Error: <message>" and ``Failure=True``, nothing rendered,
+  the pool untouched); ``kubesim.perfscale.io/degrade-node: <message>``: accepted, but a node fails to
+  apply it - ``NodeDegraded``/``Degraded`` with "Node <name> is reporting: ..." while the
+  machine-config daemon retries (never final).
 - ``cluster-monitoring-config`` with ``enableUserWorkload: true`` deploys user
   workload monitoring in ``openshift-user-workload-monitoring``
-  (``prometheus-operator``, ``prometheus-user-workload``, ``thanos-ruler-user-workload``).
+  (``prometheus-operator``, ``prometheus-user-workload``, ``thanos-ruler-user-workload``) and the
+  Prometheus ``user-workload`` whose status follows its StatefulSet (``Available`` NoPodReady,
+  Degraded/SomePodsNotReady, True; ``Reconciled``).
 """
 
 import hashlib
@@ -426,6 +435,10 @@ class BuildController(OperatorReconciler):
         pod_name = "%s-build" % ref.name
         pod = cluster.store.get(PODS, ref.namespace, pod_name)
         failure = annotation(build, "fail") or self.failure(build)
+        if not phase:
+            # a build is New until its pod is created (openshift-controller-manager build_controller.go)
+            self.write_status(ref, lambda s, o: s.update(phase="New", conditions=_build_conditions(s, "New", now)))
+            return 0.5
         if pod is None:
             annotations = {k: v for k, v in (build["metadata"].get("annotations") or {}).items() if k.startswith(PREFIX)}
             annotations.pop(FAIL, None)
@@ -445,13 +458,15 @@ class BuildController(OperatorReconciler):
                 "spec": {"restartPolicy": "Never", "serviceAccountName": "builder",
                          "containers": [{"name": "docker-build", "image": "quay.io/openshift/origin-docker-builder:4.19"}]}},
                 ref.namespace)
-            self.write_status(ref, lambda s, o: s.update(phase="Pending", config={
-                "kind": "BuildConfig", "namespace": ref.namespace,
-                "name": (o["metadata"].get("labels") or {}).get("buildconfig", "")}))
+            self.write_status(ref, lambda s, o: s.update(phase="Pending", conditions=_build_conditions(s, "Pending", now),
+                                                         config={"kind": "BuildConfig", "namespace": ref.namespace,
+                                                                 "name": (o["metadata"].get("labels") or {}).get(
+                                                                     "buildconfig", "")}))
             return None
         pod_status = pod_phase(pod)
         if pod_status == "Running" and phase != "Running":
-            self.write_status(ref, lambda s, o: s.update(phase="Running", startTimestamp=now))
+            self.write_status(ref, lambda s, o: s.update(phase="Running", startTimestamp=now,
+                                                         conditions=_build_conditions(s, "Running", now)))
         elif pod_status == "Succeeded":
             digest = "sha256:" + hashlib.sha256((ref.namespace + ref.name).encode()).hexdigest()
 
@@ -459,7 +474,7 @@ class BuildController(OperatorReconciler):
                 started = s.get("startTimestamp") or now
                 s.update(phase="Complete", startTimestamp=started, completionTimestamp=now,
                          duration=int(since(started, self.clock) * 1e9), outputDockerImageReference=reference,
-                         output={"to": {"imageDigest": digest}})
+                         output={"to": {"imageDigest": digest}}, conditions=_build_conditions(s, "Complete", now))
             self.write_status(ref, complete)
             if output.get("kind") == "ImageStreamTag":
                 tag_image(cluster, ref.namespace, output["name"], "%s@%s" % (reference.split(":")[0], digest), digest)
@@ -468,9 +483,17 @@ class BuildController(OperatorReconciler):
             self.write_status(ref, lambda s, o: s.update(
                 phase="Failed", reason="GenericBuildFailed", message=message, completionTimestamp=now,
                 logSnippet=(failure or "")[:1000],
-                conditions=set_condition(s.get("conditions"), "Failed", "True", "GenericBuildFailed", message, now,
-                                         lastUpdateTime=now)))
+                conditions=_build_conditions(s, "Failed", now, "GenericBuildFailed", message)))
         return None
+
+
+def _build_conditions(status, phase, now, reason=None, message=None):
+    """One condition per phase the build reached, only the current one True (openshift-apiserver computes
+    them from the phase: pkg/build/apiserver/registry/build/strategy.go)."""
+    conditions = [dict(c, status="False") for c in status.get("conditions") or () if c.get("type") != phase]
+    conditions.append({"type": phase, "status": "True", "lastUpdateTime": now, "lastTransitionTime": now,
+                       **({"reason": reason} if reason else {}), **({"message": message} if message else {})})
+    return conditions
 
 
 def tag_image(cluster, namespace, stream_tag, reference, digest):
@@ -567,13 +590,16 @@ class MachineConfigPoolController(OperatorReconciler):
 
     def sync(self, ref, pool):
         now = self.clock.timestamp()
-        configs = self._configs(pool)
+        all_configs = self._configs(pool)
+        # a KubeletConfig the controller refuses (a validation error) renders nothing: it never reaches the pool
+        refused = {kc["metadata"]["name"]: self.fail_message(kc) for kc in all_configs if self.fail_message(kc)}
+        configs = [kc for kc in all_configs if kc["metadata"]["name"] not in refused]
         digest = hashlib.sha256(repr([(kc["metadata"]["name"], kc.get("spec")) for kc in configs]).encode()).hexdigest()[:32]
         rendered = "rendered-%s-%s" % (ref.name, digest)
         status = pool.get("status") or {}
         nodes = self._nodes(pool)
         current = (status.get("configuration") or {}).get("name")
-        failure = next((self.fail_message(kc) for kc in configs if self.fail_message(kc)), None)
+        degraded = next((annotation(kc, "degrade-node") for kc in configs if annotation(kc, "degrade-node")), None)
         updating = next((c for c in status.get("conditions") or () if c.get("type") == "Updating"), {})
         started = updating.get("lastTransitionTime") if updating.get("status") == "True" else None
         duration = max((float_annotation(kc, "update-s", 120.0) for kc in configs), default=0.0)
@@ -582,42 +608,55 @@ class MachineConfigPoolController(OperatorReconciler):
         elif current == rendered:
             done = True
         else:
-            done = not failure and started is not None and since(started, self.clock) >= duration
+            done = not degraded and started is not None and since(started, self.clock) >= duration
         max_pods = DEFAULT_MAX_PODS
         for kc in configs:
             max_pods = int(((kc.get("spec") or {}).get("kubeletConfig") or {}).get("maxPods") or max_pods)
 
         def change(status, obj):
+            # pkg/controller/node/status.go calculateStatus: the pool's conditions and counts
             conditions = status.get("conditions") or []
             count = len(nodes)
             status.update(observedGeneration=obj["metadata"].get("generation", 1), machineCount=count,
-                          readyMachineCount=count, unavailableMachineCount=0, degradedMachineCount=0)
+                          readyMachineCount=count, unavailableMachineCount=0,
+                          degradedMachineCount=1 if degraded and nodes else 0)
+            node_message = 'Node %s is reporting: "%s"' % (nodes[0]["metadata"]["name"], degraded) if degraded and nodes \
+                else ""
+            conditions = set_condition(conditions, "RenderDegraded", "False", "", "", now)
+            conditions = set_condition(conditions, "NodeDegraded", "True" if node_message else "False",
+                                       "1 nodes are reporting degraded status on sync" if node_message else "",
+                                       node_message, now)
+            conditions = set_condition(conditions, "Degraded", "True" if node_message else "False", "", node_message, now)
             if done:
                 status["configuration"] = {"name": rendered}
                 status["updatedMachineCount"] = count
-                conditions = set_condition(conditions, "Updated", "True", None,
+                conditions = set_condition(conditions, "Updated", "True", "",
                                            "All nodes are updated with MachineConfig %s" % rendered, now)
-                conditions = set_condition(conditions, "Updating", "False", None, None, now)
-                conditions = set_condition(conditions, "Degraded", "False", None, None, now)
+                conditions = set_condition(conditions, "Updating", "False", "", "", now)
             else:
                 status["updatedMachineCount"] = 0
-                conditions = set_condition(conditions, "Updated", "False", None, None, now)
-                conditions = set_condition(conditions, "Updating", "True", None,
+                conditions = set_condition(conditions, "Updated", "False", "", "", now)
+                conditions = set_condition(conditions, "Updating", "True", "",
                                            "All nodes are updating to MachineConfig %s" % rendered, now)
-                conditions = set_condition(conditions, "Degraded", "True" if failure else "False",
-                                           "NodeDegraded" if failure else None, failure, now)
             status["conditions"] = conditions
         self.write_status(ref, change)
 
-        def report(status, obj):
-            status.update(observedGeneration=obj["metadata"].get("generation", 1),
-                          conditions=set_condition(status.get("conditions"), "Failure" if failure else "Success",
-                                                   "True", None, failure or "Success", now))
-        for kc in configs:
+        for kc in all_configs:
+            problem = refused.get(kc["metadata"]["name"])
+
+            def report(status, obj, problem=problem):
+                # kubelet-config helpers.go: Accepted (True "Success", or False "Error: ..."), then the
+                # legacy Success or Failure condition (status True either way), no reason
+                message = "Error: %s" % problem if problem else "Success"
+                conditions = set_condition(status.get("conditions"), "Accepted", "False" if problem else "True",
+                                           None, message, now)
+                conditions = [c for c in conditions if c.get("type") not in ("Success", "Failure")]
+                conditions = set_condition(conditions, "Failure" if problem else "Success", "True", None, message, now)
+                status.update(observedGeneration=obj["metadata"].get("generation", 1), conditions=conditions)
             self.write_status(Ref(KUBELET_CONFIGS, "", kc["metadata"]["name"]), report, key=KUBELET_CONFIGS)
         if not done:
-            if failure:
-                return None
+            if degraded:
+                return 30.0   # the machine-config daemon retries
             return max(0.5, duration - since(started, self.clock)) if started else 0.5
         for node in nodes if configs else ():
             pods = str(max_pods)
@@ -674,17 +713,68 @@ class OAuthController(OperatorReconciler):
 
 
 class UserWorkloadMonitoringController(Controller):
-    """``cluster-monitoring-config``'s ``enableUserWorkload`` (the cluster monitoring operator)."""
+    """``cluster-monitoring-config``'s ``enableUserWorkload`` (the cluster monitoring operator,
+    openshift/cluster-monitoring-operator @ f581865b41267ff23bbf1cb30fbdd2e02cecd42f pkg/tasks/prometheus_user_workload.go):
+    the Prometheus operator Deployment, the Prometheus ``user-workload`` whose StatefulSet
+    ``prometheus-user-workload`` the Prometheus operator runs, and Thanos Ruler. The Prometheus resource's
+    status as prometheus-operator writes it (pkg/prometheus/server/operator.go): ``Available`` False
+    (``NoPodReady``), ``Degraded`` (``SomePodsNotReady``) or True, ``Reconciled`` True. The ``monitoring``
+    ClusterOperator does not change for it (its Progressing is suppressed once Available)."""
 
     name = "user-workload-monitoring"
-    watches = (CONFIGMAPS,)
+    watches = (CONFIGMAPS, STATEFULSETS)
     namespace = "openshift-user-workload-monitoring"
 
     def on_event(self, event):
         meta = event.obj["metadata"]
+        if event.key == STATEFULSETS:
+            if meta.get("namespace") == self.namespace and meta["name"] == "prometheus-user-workload":
+                return [Ref(CONFIGMAPS, "openshift-monitoring", "cluster-monitoring-config")]
+            return []
         if meta.get("namespace") == "openshift-monitoring" and meta["name"] == "cluster-monitoring-config":
             return [Ref(CONFIGMAPS, "openshift-monitoring", "cluster-monitoring-config")]
         return []
+
+    def _prometheus(self, enabled):
+        cluster = self.cluster
+        key = ("monitoring.coreos.com", "prometheuses")
+        if cluster.registry.for_storage_key(*key) is None:
+            return
+        resource = cluster.resource_for_key(key)
+        if not enabled:
+            delete_quietly(cluster, resource, self.namespace, "user-workload")
+            return
+        create_or_skip(cluster, resource, {
+            "apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
+            "metadata": {"name": "user-workload", "namespace": self.namespace},
+            "spec": {"replicas": 2}}, self.namespace)
+        prometheus = cluster.store.get(key, self.namespace, "user-workload")
+        sts = cluster.store.get(STATEFULSETS, self.namespace, "prometheus-user-workload") or {}
+        status = sts.get("status") or {}
+        wanted, ready = 2, int(status.get("readyReplicas") or 0)
+        generation = prometheus["metadata"].get("generation", 1)
+        now = self.clock.timestamp()
+        if not sts:
+            available = ("False", "StatefulSetNotFound", "statefulset prometheus-user-workload not found")
+        elif ready == 0:
+            available = ("False", "NoPodReady", "shard 0: pod prometheus-user-workload-0: containers with unready "
+                                                "status: [prometheus]")
+        elif ready < wanted:
+            available = ("Degraded", "SomePodsNotReady", "shard 0: %d of %d pods are not ready" % (wanted - ready, wanted))
+        else:
+            available = ("True", "", "")
+
+        def change(obj):
+            current = obj.setdefault("status", {})
+            before = dict(current)
+            conditions = set_condition(current.get("conditions"), "Available", available[0], available[1], available[2],
+                                       now, observedGeneration=generation)
+            conditions = set_condition(conditions, "Reconciled", "True", "", "", now, observedGeneration=generation)
+            current.update(conditions=conditions, replicas=int(status.get("replicas") or 0),
+                           updatedReplicas=int(status.get("updatedReplicas") or 0), availableReplicas=ready,
+                           unavailableReplicas=max(0, wanted - ready), paused=False, shards=1)
+            return current != before
+        cluster.mutate(resource, self.namespace, "user-workload", change, subresource="status")
 
     def reconcile(self, ref):
         cluster = self.cluster
@@ -714,4 +804,5 @@ class UserWorkloadMonitoringController(Controller):
             create_or_skip(cluster, resource, {"apiVersion": "apps/v1", "kind": kind,
                                                "metadata": {"name": name, "namespace": self.namespace,
                                                             "labels": dict(labels)}, "spec": spec}, self.namespace)
+        self._prometheus(enabled)
         return None

@@ -161,6 +161,10 @@ class KnativeServingReconciler(OperandReconciler):
 
     def extra_status(self, status, obj, ready):
         status["version"] = "1.16.0"
+        if ready:
+            # Knative Serving's own kinds are served once it runs (what KServe looks for in Serverless mode)
+            from kubesim import apis
+            apis.install_crds(self.cluster, ["serving.knative.dev/Service"])
 
 
 class AuthorinoReconciler(OperandReconciler):

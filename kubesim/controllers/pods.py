@@ -24,8 +24,10 @@ template annotations reach every pod it creates:
   that have a command run locally (``--run-local-scope all``: every pod with a command).
 
 Images: an image whose repository or tag is ``does-not-exist`` (``quay.io/x/does-not-exist:1``,
-``quay.io/x/vllm:does-not-exist``) cannot be pulled: the container waits with ``ErrImagePull``,
-then ``ImagePullBackOff``, and a ``Failed`` event is recorded, as a registry answers for a missing image.
+``quay.io/x/vllm:does-not-exist``), or a pod annotated ``image-pull: fail``, cannot be pulled: the
+container waits with ``ErrImagePull`` (a ``Failed`` event), then ``ImagePullBackOff`` (a ``BackOff``
+event), then tries again after the kubelet's doubling back-off (10 s to 300 s), for ever - as a
+registry answers for a missing image (kubernetes/kubernetes pkg/kubelet/images/image_manager.go).
 
 Scheduling (:mod:`kubesim.scheduling`): node selector, required node affinity,
 taints and tolerations, resource requests (``cpu``, ``memory``, ``pods``,
@@ -83,6 +85,7 @@ class PodController(Controller):
         self._unschedulable = collections.OrderedDict()   # Ref -> None, oldest first
         self._waiting_local = collections.OrderedDict()   # Ref -> None: waiting for a local process slot
         self._which = {}                                   # (command, PATH) -> found
+        self._pull_tries = {}                              # uid -> image pulls tried (the back-off grows)
 
     # -- events ----------------------------------------------------------------------------
     def start(self):
@@ -105,6 +108,7 @@ class PodController(Controller):
             if self.runner is not None:
                 self.runner.kill(meta["uid"])
             self.logs.drop(meta.get("namespace"), meta["name"])
+            self._pull_tries.pop(meta["uid"], None)
             return refs[1:]
         return refs
 
@@ -292,7 +296,8 @@ class PodController(Controller):
         failure = self.failure(pod)
         if failure:
             return self._terminate(ref, pod, now, "Failed", 1, "InjectedFault", failure)
-        missing = next((self._image(pod, c) for c in self._containers(pod) if UNPULLABLE.search(self._image(pod, c))), None)
+        missing = next((self._image(pod, c) for c in self._containers(pod)
+                        if UNPULLABLE.search(self._image(pod, c)) or _annotation(pod, "image-pull") == "fail"), None)
         if missing:
             return self._pull_failed(ref, pod, missing)
         if self._local(pod):
@@ -307,12 +312,15 @@ class PodController(Controller):
         return min(duration, ready_in) if ready_in else duration
 
     def _pull_failed(self, ref, pod, image):
-        """The kubelet's answer to an image the registry does not have: ErrImagePull, then ImagePullBackOff."""
+        """The kubelet's answer to an image the registry does not have: ErrImagePull, then ImagePullBackOff,
+        then another try after a back-off that doubles (10 s to 300 s, the kubelet's image back-off),
+        for ever: a waiting client sees both reasons in turn."""
         message = ('rpc error: code = NotFound desc = failed to pull and unpack image "%s": %s: not found'
                    % (image, image))
         statuses = ((pod.get("status") or {}).get("containerStatuses") or [{}])
-        reason = "ImagePullBackOff" if statuses[0].get("state", {}).get("waiting", {}).get("reason") in (
-            "ErrImagePull", "ImagePullBackOff") else "ErrImagePull"
+        previous = statuses[0].get("state", {}).get("waiting", {}).get("reason")
+        reason = "ImagePullBackOff" if previous == "ErrImagePull" else "ErrImagePull"
+        uid = pod["metadata"]["uid"]
 
         def waiting(obj):
             for entry in obj.setdefault("status", {}).get("containerStatuses") or ():
@@ -323,7 +331,10 @@ class PodController(Controller):
             self.cluster.record_event(pod, "Failed", "Failed to pull image \"%s\": %s" % (image, message),
                                       component="kubelet", event_type="Warning")
             return 1.0
-        return None
+        tries = self._pull_tries[uid] = self._pull_tries.get(uid, 0) + 1
+        self.cluster.record_event(pod, "BackOff", 'Back-off pulling image "%s"' % image, component="kubelet",
+                                  event_type="Normal")
+        return min(300.0, 10.0 * 2 ** (tries - 1))
 
     def _running(self, ref, pod, now):
         uid = pod["metadata"]["uid"]

@@ -24,9 +24,11 @@ code stays in ``status.steps``), as Tekton does.
 import itertools
 import re
 
+from kubesim.errors import ApiError
+
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import (condition, create_or_skip, new_pod, owner_reference, pod_phase, set_condition,
-                                      steering_annotations)
+                                      since, steering_annotations)
 
 PIPELINERUNS = ("tekton.dev", "pipelineruns")
 PIPELINES = ("tekton.dev", "pipelines")
@@ -37,6 +39,73 @@ PARAM = re.compile(r"\$\(params\.([A-Za-z0-9_.-]+)\)")
 TASK_STATUS = re.compile(r"\$\(tasks\.([A-Za-z0-9_.-]+)\.status\)")
 RESULT_PATH = re.compile(r"\$\(results\.([A-Za-z0-9_.-]+)\.path\)")
 RESULTS_DIR = "tekton-results"
+
+
+DEFAULT_TIMEOUT = "1h0m0s"   # config/config-defaults.yaml default-timeout-minutes: "60"
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+WEBHOOK = 'admission webhook "validation.webhook.pipeline.tekton.dev" denied the request: validation failed: '
+
+
+def parse_duration(text):
+    """Seconds of a Go duration (``1h0m0s``, ``90m``, ``0``, ``0s``); ValueError otherwise."""
+    text = str(text).strip()
+    if text in ("0", "0s"):
+        return 0.0
+    parts = DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError("time: invalid duration %r" % text)
+    return sum(float(n) * DURATION_UNITS[u] for n, u in parts)
+
+
+def format_duration(seconds):
+    """A Go ``time.Duration.String()`` of whole seconds: ``1h0m0s``, ``30m0s``, ``45s``, ``0s``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return "%ds" % seconds
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return ("%dh%dm%ds" % (hours, minutes, secs)) if hours else "%dm%ds" % (minutes, secs)
+
+
+def tekton_admission(cluster, resource, old, new):
+    """Tekton's webhook: defaults (``spec.timeouts.pipeline`` / ``spec.timeout`` to the 60-minute default) and
+    the validation of a PipelineRun's ``spec.timeouts`` (pkg/apis/pipeline/v1/pipelinerun_defaults.go,
+    taskrun_defaults.go, pipelinerun_validation.go), as the admission webhook answers it (400)."""
+    if resource.group != "tekton.dev" or resource.plural not in ("pipelineruns", "taskruns"):
+        return
+    spec = new.setdefault("spec", {})
+    if resource.plural == "taskruns":
+        spec.setdefault("timeout", DEFAULT_TIMEOUT)
+        return
+    timeouts = spec.setdefault("timeouts", {})
+    timeouts.setdefault("pipeline", DEFAULT_TIMEOUT)
+    problems = []
+    values = {}
+    for key in ("pipeline", "tasks", "finally"):
+        if key not in timeouts:
+            continue
+        try:
+            values[key] = parse_duration(timeouts[key])
+        except ValueError as exc:
+            problems.append("invalid value: %s: spec.timeouts.%s" % (exc, key))
+            continue
+        if values[key] < 0:
+            problems.append("invalid value: %s should be >= 0: spec.timeouts.%s" % (timeouts[key], key))
+    pipeline = values.get("pipeline")
+    if pipeline is not None and pipeline > 0:
+        for key in ("tasks", "finally"):
+            if key in values and values[key] == 0:
+                problems.append("invalid value: 0s (no timeout) should be <= pipeline duration: spec.timeouts.%s" % key)
+            elif key in values and values[key] > pipeline:
+                problems.append("invalid value: %s should be <= pipeline duration: spec.timeouts.%s"
+                                % (format_duration(values[key]), key))
+        if "tasks" in values and "finally" in values and values["tasks"] + values["finally"] > pipeline:
+            for key in ("finally", "tasks"):
+                problems.append("invalid value: %s + %s should be <= pipeline duration: spec.timeouts.%s" % (
+                    format_duration(values["tasks"]), format_duration(values["finally"]), key))
+    if problems:
+        raise ApiError.bad_request(WEBHOOK + "\n".join(problems))
 
 
 def substitute(value, pattern, values):
@@ -108,10 +177,42 @@ class PipelineRunController(_TektonV1):
             return None, "Pipeline %s/%s can't be found" % (run["metadata"]["namespace"], name)
         return pipeline.get("spec") or {}, None
 
+    def _timeouts(self, run):
+        """``(pipeline, tasks)`` seconds (0: none) of ``spec.timeouts`` (defaulted at admission)."""
+        timeouts = (run.get("spec") or {}).get("timeouts") or {}
+        values = []
+        for key in ("pipeline", "tasks"):
+            try:
+                values.append(parse_duration(timeouts[key]) if key in timeouts else 0.0)
+            except ValueError:
+                values.append(0.0)
+        return tuple(values)
+
+    def _cancel_children(self, run, taskruns, message):
+        """Every unfinished TaskRun of the run: ``spec.status: TaskRunCancelled`` (timeout.go)."""
+        resource = self.cluster.registry.get("tekton.dev", "v1", "taskruns")
+        for taskrun in taskruns:
+            if _finished(taskrun) or (taskrun.get("spec") or {}).get("status") == "TaskRunCancelled":
+                continue
+
+            def cancel(obj):
+                obj["spec"]["status"] = "TaskRunCancelled"
+                obj["spec"]["statusMessage"] = message
+            self.cluster.mutate(resource, taskrun["metadata"]["namespace"], taskrun["metadata"]["name"], cancel)
+
     def sync(self, ref, run):
         if _finished(run):
             return None
         now = self.clock.timestamp()
+        started = (run.get("status") or {}).get("startTime")
+        elapsed = since(started, self.clock) if started else 0.0
+        pipeline_timeout, tasks_timeout = self._timeouts(run)
+        if pipeline_timeout and elapsed >= pipeline_timeout:
+            taskruns = [t for t in self.cluster.store.list(TASKRUNS, ref.namespace)[0]
+                        if (t["metadata"].get("labels") or {}).get("tekton.dev/pipelineRun") == ref.name]
+            self._cancel_children(run, taskruns, "TaskRun cancelled as the PipelineRun it belongs to has timed out.")
+            return self._finish(ref, now, False, "PipelineRunTimeout", 'PipelineRun "%s" failed to finish within "%s"' % (
+                ref.name, run["spec"]["timeouts"]["pipeline"]), [], [])
         spec, error = self._spec(run)
         if error:
             return self._finish(ref, now, False, "CouldntGetPipeline", error, [], [])
@@ -140,6 +241,13 @@ class PipelineRunController(_TektonV1):
                 skipped.add(name)
             elif all(state(dep) == "Succeeded" for dep in after):
                 self._create(run, task, "tasks", substitute(fan_out(task), PARAM, params))
+        tasks_timed_out = bool(tasks_timeout) and elapsed >= tasks_timeout
+        if tasks_timed_out:
+            dag = [r for name in (t["name"] for t in tasks) for r in by_task.get(name) or ()]
+            self._cancel_children(run, dag, "TaskRun cancelled as the PipelineRun it belongs to has timed out.")
+            for task in tasks:
+                if task["name"] not in by_task:
+                    skipped.add(task["name"])
         done = all(t["name"] in skipped or state(t["name"]) for t in tasks)
         finally_tasks = spec.get("finally") or []
         if done:
@@ -166,8 +274,12 @@ class PipelineRunController(_TektonV1):
             reason = "Failed" if failed else ("Completed" if skipped else "Succeeded")
             message = "Tasks Completed: %d (Failed: %d, Cancelled 0), Skipped: %d" % (
                 len(tasks) + len(finally_tasks) - len(skipped), len(failed), len(skipped))
-            return self._finish(ref, now, not failed, reason, message, children, skipped)
-        return None
+            if tasks_timed_out:
+                reason, message = "PipelineRunTimeout", 'PipelineRun "%s" failed due to tasks failed to finish within ' \
+                    '"%s"' % (ref.name, run["spec"]["timeouts"]["tasks"])
+            return self._finish(ref, now, not failed and not tasks_timed_out, reason, message, children, skipped)
+        remaining = [limit - elapsed for limit in (pipeline_timeout, tasks_timeout) if limit and limit > elapsed]
+        return min(remaining) if remaining else None
 
     def _finish(self, ref, now, ok, reason, message, children, skipped):
         def change(status, _obj):
@@ -236,14 +348,36 @@ class TaskRunController(_TektonV1):
                                 "missing parameters: %s" % ", ".join(sorted(missing)))
         steps = task.get("steps") or []
         pod_name = (ref.name + "-pod")[:63]
+        spec = taskrun.get("spec") or {}
+        started = (taskrun.get("status") or {}).get("startTime")
+        elapsed = since(started, self.clock) if started else 0.0
+        try:
+            timeout = parse_duration(spec.get("timeout", DEFAULT_TIMEOUT))
+        except ValueError:
+            timeout = 0.0
+        if spec.get("status") == "TaskRunCancelled":
+            self._delete_pod(ref.namespace, pod_name)
+            return self._status(ref, now, "False", "TaskRunCancelled", ('TaskRun "%s" was cancelled. %s' % (
+                ref.name, spec.get("statusMessage") or "")).strip(), done=True)
+        if timeout and started and elapsed >= timeout:
+            self._delete_pod(ref.namespace, pod_name)
+            return self._status(ref, now, "False", "TaskRunTimeout", 'TaskRun "%s" failed to finish within "%s"' % (
+                ref.name, spec.get("timeout", DEFAULT_TIMEOUT)), done=True)
+        left = (timeout - elapsed) if timeout else None
         pod = self.cluster.store.get(PODS, ref.namespace, pod_name)
         if pod is None:
             self._create_pod(taskrun, task, params, pod_name)
-            return self._status(ref, now, "Unknown", "Pending", "Pending", pod_name=pod_name)
+            self._status(ref, now, "Unknown", "Pending", "Pending", pod_name=pod_name)
+            return left
         phase = pod_phase(pod)
-        if phase in ("Pending", "Running"):
-            return self._status(ref, now, "Unknown", "Running" if phase == "Running" else "Pending", phase,
-                                pod_name=pod_name)
+        if phase == "Pending":
+            reason, message, final = self._pending_reason(pod)
+            self._status(ref, now, "False" if final else "Unknown", reason, message, pod_name=pod_name, done=final)
+            return None if final else left
+        if phase == "Running":
+            self._status(ref, now, "Unknown", "Running", "Not all Steps in the Task have finished executing",
+                         pod_name=pod_name)
+            return left
         code = None
         for container in (pod.get("status") or {}).get("containerStatuses") or ():
             terminated = (container.get("state") or {}).get("terminated")
@@ -256,8 +390,39 @@ class TaskRunController(_TektonV1):
         if phase == "Succeeded" or (steps and steps[0].get("onError") == "continue"):
             return self._status(ref, now, "True", "Succeeded", "All Steps have completed executing", pod_name=pod_name,
                                 steps=step_states, done=True)
-        return self._status(ref, now, "False", "Failed", '"step-%s" exited with code %s' % (step_states[0]["name"], code),
-                            pod_name=pod_name, steps=step_states, done=True)
+        return self._status(ref, now, "False", "StepFailed", '"step-%s" exited with code %s' % (
+            step_states[0]["name"], code), pod_name=pod_name, steps=step_states, done=True)
+
+    def _delete_pod(self, namespace, name):
+        from kubesim.controllers.util import delete_quietly
+        delete_quietly(self.cluster, self.cluster.resource_for_key(PODS), namespace, name)
+
+    @staticmethod
+    def _pending_reason(pod):
+        """``(reason, message, final)`` of a TaskRun whose pod is Pending (pkg/pod/status.go): an image that
+        cannot be pulled ends it (TaskRunImagePullFailed, the default image pull back-off timeout being 0); a
+        pod the scheduler cannot place for lack of resources is ExceededNodeResources, still going."""
+        status = pod.get("status") or {}
+        for item in status.get("containerStatuses") or ():
+            waiting = (item.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason")
+            if reason in ("ImagePullBackOff", "InvalidImageName"):
+                return ("TaskRunImagePullFailed", 'the step "%s" in TaskRun "%s" failed to pull the image "%s". The pod '
+                        'errored with the message: "%s."' % (item.get("name", "").replace("step-", "", 1),
+                                                            (pod["metadata"].get("labels") or {}).get("tekton.dev/taskRun"),
+                                                            item.get("image"), waiting.get("message")), True)
+            if reason == "ErrImagePull":
+                return "PullImageFailed", 'build step "%s" is pending with reason "%s"' % (
+                    item.get("name"), waiting.get("message")), False
+            if reason and reason not in ("ContainerCreating", "PodInitializing"):
+                return "Pending", 'build step "%s" is pending with reason "%s"' % (item.get("name"),
+                                                                                 waiting.get("message") or reason), False
+        for item in status.get("conditions") or ():
+            if item.get("type") == "PodScheduled" and item.get("status") == "False":
+                if "Insufficient" in str(item.get("message")):
+                    return "ExceededNodeResources", "TaskRun Pod exceeded available resources", False
+                return "Pending", 'pod status "PodScheduled":"False"; message: "%s"' % item.get("message"), False
+        return "Pending", "Pending", False
 
     def _create_pod(self, taskrun, task, params, pod_name):
         # a result file is relative to the step's working directory (a real pod has /tekton/results)

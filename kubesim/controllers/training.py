@@ -13,11 +13,15 @@ PyTorchJob, as the training-operator reconciles it:
 - conditions ``Created`` (``PyTorchJobCreated``), ``Running`` (``PyTorchJobRunning``,
   back to ``False`` at the end), ``Restarting``, ``Succeeded`` (``PyTorchJobSucceeded``:
   the master, or all workers without a master, succeeded) or ``Failed``
-  (``PyTorchJobFailed``: a pod failed with ``restartPolicy: Never``, or more
-  restarts than ``runPolicy.backoffLimit``; ``DeadlineExceeded`` after
-  ``runPolicy.activeDeadlineSeconds``); ``replicaStatuses`` (``active``,
-  ``succeeded``, ``failed``, ``selector``), ``startTime``, ``completionTime``,
-  ``lastReconcileTime``; ``runPolicy.cleanPodPolicy`` (``Running``, ``All``) at the end.
+  (``PyTorchJobFailed``: a pod failed with ``restartPolicy: Never``, more restarts than
+  ``runPolicy.backoffLimit`` (no default), or ``runPolicy.activeDeadlineSeconds`` passed);
+  ``replicaStatuses`` (``active``, ``succeeded``, ``failed``, ``selector``), ``startTime``,
+  ``completionTime``; ``runPolicy.cleanPodPolicy`` (``Running``, ``All``) at the end. Messages as
+  upstream's (kubeflow/trainer release-1.9 @ 3a3a1da8d5287f9f96e1b2d3be6a4b6ad756566d,
+  pkg/controller.v1/common/job.go, pkg/controller.v1/pytorch/pytorchjob_controller.go,
+  pkg/util/status.go): "PyTorchJob <name> is running.", "... is successfully completed.", "Job <name>
+  has failed because it was active longer than specified deadline". Simplified: a failed pod of
+  ``OnFailure`` is recreated (the kubelet restarts it in place upstream, so the job stays Running).
 
 TrainJob (Kubeflow Trainer v2): the runtime (``spec.runtimeRef``, a
 ClusterTrainingRuntime by default, or a TrainingRuntime of the namespace; missing:
@@ -134,7 +138,8 @@ class PyTorchJobController(OperatorReconciler):
                                                            "training.kubeflow.org/replica-type": "master"},
                          "ports": [{"name": "pytorchjob-port", "port": MASTER_PORT}]}}, ref.namespace)
         restarts = sum(int(s.get("failed", 0)) for s in (status.get("replicaStatuses") or {}).values())
-        backoff = int(run_policy.get("backoffLimit", 6) if run_policy.get("backoffLimit") is not None else 6)
+        # no default backoff limit in v1 (pkg/controller.v1/common/job.go: only a set limit fails the job)
+        backoff = int(run_policy["backoffLimit"]) if run_policy.get("backoffLimit") is not None else None
         conditions = [("Created", "True", "PyTorchJobCreated", "PyTorchJob %s is created." % ref.name)]
         failed_counts = {}
         outcome = None
@@ -144,9 +149,13 @@ class PyTorchJobController(OperatorReconciler):
             if pod is not None and pod_phase(pod) == "Failed":
                 policy = rspec.get("restartPolicy") or "OnFailure"
                 failed_counts[rtype] = failed_counts.get(rtype, 0) + 1
-                if policy == "Never" or restarts >= backoff:
-                    outcome = ("Failed", "PyTorchJobFailed", "PyTorchJob %s/%s has failed because %d %s replica(s) "
-                               "failed." % (ref.namespace, ref.name, 1, rtype))
+                if policy == "Never":
+                    outcome = ("Failed", "PyTorchJobFailed", "PyTorchJob %s is failed because %d %s replica(s) "
+                               "failed." % (ref.name, 1, rtype))
+                    break
+                if backoff is not None and restarts >= backoff:
+                    outcome = ("Failed", "PyTorchJobFailed", "Job %s has failed because it has reached the specified "
+                               "backoff limit" % ref.name)
                     break
                 delete_quietly(cluster, cluster.resource_for_key(PODS), ref.namespace, pod_name)
                 restarting = True
@@ -156,28 +165,30 @@ class PyTorchJobController(OperatorReconciler):
         deadline = run_policy.get("activeDeadlineSeconds")
         start = status.get("startTime") or now
         if outcome is None and deadline is not None and since(start, self.clock) >= int(deadline):
-            outcome = ("Failed", "DeadlineExceeded", "PyTorchJob %s/%s has failed because it was active longer than "
-                       "specified deadline" % (ref.namespace, ref.name))
+            outcome = ("Failed", "PyTorchJobFailed", "Job %s has failed because it was active longer than "
+                       "specified deadline" % ref.name)
         pods = {p["metadata"]["name"]: p for p in cluster.store.list(PODS, ref.namespace)[0]
                 if (p["metadata"].get("labels") or {}).get("training.kubeflow.org/job-name") == ref.name}
         masters = [p for n, p in pods.items() if "-master-" in n]
         leaders = masters or list(pods.values())
         if outcome is None and leaders and len(pods) == world_size and all(pod_phase(p) == "Succeeded" for p in leaders):
-            outcome = ("Succeeded", "PyTorchJobSucceeded", "PyTorchJob %s/%s successfully completed."
-                       % (ref.namespace, ref.name))
+            outcome = ("Succeeded", "PyTorchJobSucceeded", "PyTorchJob %s is successfully completed." % ref.name
+                       if masters else "PyTorchJob %s/%s successfully completed." % (ref.namespace, ref.name))
         if restarting:
-            conditions.append(("Restarting", "True", "PyTorchJobRestarting", "PyTorchJob %s/%s is restarting because "
-                               "%d replica(s) failed." % (ref.namespace, ref.name, sum(failed_counts.values()))))
+            conditions.append(("Restarting", "True", "PyTorchJobRestarting", "PyTorchJob %s is restarting because "
+                               "%d %s replica(s) failed." % (ref.name, sum(failed_counts.values()),
+                                                            "/".join(sorted(failed_counts)))))
         if outcome is not None:
             kind, reason, message = outcome
-            conditions.append(("Running", "False", reason, message))
+            # Running stays in the list, False, with its own reason and message (pkg/util/status.go)
+            conditions.append(("Running", "False", "PyTorchJobRunning", "PyTorchJob %s is running." % ref.name))
             conditions.append((kind, "True", reason, message))
             for pod in pods.values():
                 if kind == "Failed" and pod_active(pod):
                     delete_quietly(cluster, cluster.resource_for_key(PODS), ref.namespace, pod["metadata"]["name"])
         elif pods and all(pod_phase(p) == "Running" for p in leaders):
-            conditions.append(("Running", "True", "PyTorchJobRunning", "PyTorchJob %s/%s is running."
-                               % (ref.namespace, ref.name)))
+            conditions.append(("Running", "True", "PyTorchJobRunning", "PyTorchJob %s is running." % ref.name
+                               if masters else "PyTorchJob %s/%s is running." % (ref.namespace, ref.name)))
         self._write(ref, now, status, conditions, pods, wanted, failed_counts, start, outcome)
         if outcome is None and deadline is not None:
             return max(0.1, int(deadline) - since(start, self.clock))
@@ -221,8 +232,6 @@ class PyTorchJobController(OperatorReconciler):
                 status["startTime"] = start
             if outcome is not None:
                 status["completionTime"] = status.get("completionTime") or now
-            if status != old_status:
-                status["lastReconcileTime"] = now
         self.write_status(ref, change)
 
     def _cleanup(self, run_policy, pods, namespace):

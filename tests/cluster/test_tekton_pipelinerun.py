@@ -58,8 +58,12 @@ def _plan(tekton_settings, factors=None, indicators=None):
 
 
 def _run(api, plan, tmp_path, annotations):
-    custom, _core = api
     rendered = TektonExecutor.from_section(plan.section).render(plan.points, str(tmp_path))
+    return _run_rendered(api, rendered, annotations)
+
+
+def _run_rendered(api, rendered, annotations):
+    custom, _core = api
     with open(rendered["task"], encoding="utf-8") as handle:
         task = yaml.safe_load(handle)
     with open(rendered["pipelinerun"], encoding="utf-8") as handle:
@@ -220,3 +224,43 @@ def test_the_benchmark_playbook_runs_its_matrix_on_tekton_and_post_processes_it(
     with open(os.path.join(plots, "kpis.json"), encoding="utf-8") as handle:
         rates = [p["kpis"]["rate"]["value"] for p in json.load(handle)]
     assert len(rates) == 2 and all(r > 0 for r in rates)
+
+
+def test_a_matrix_longer_than_tektons_default_hour_carries_its_own_deadline_and_tekton_enforces_it(api, tmp_path):
+    """Tekton cancels a PipelineRun after spec.timeouts.pipeline, 60 minutes unless given (its webhook
+    defaults it): the rendered run carries the matrix's own deadline; the webhook refuses timeouts
+    that contradict each other; past its timeout a run ends PipelineRunTimeout, its TaskRuns cancelled."""
+    custom, _core = api
+    plan = _plan({"parallelism": "sequential"})
+    plan.section["timeout_s"] = 900    # six points of 15 minutes: more than an hour
+    rendered = TektonExecutor.from_section(plan.section).render(plan.points, str(tmp_path))
+    with open(rendered["pipelinerun"], encoding="utf-8") as handle:
+        run = yaml.safe_load(handle)
+    assert run["spec"]["timeouts"] == {"pipeline": "1h31m0s"}
+    # the webhook's defaulting and validation
+    bare = {"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "metadata": {"name": "bare", "namespace": NAMESPACE},
+            "spec": {"pipelineSpec": {"tasks": [{"name": "t", "taskSpec": {"steps": [{"name": "s", "image": "busybox"}]}}]}}}
+    created = custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", bare)
+    assert created["spec"]["timeouts"] == {"pipeline": "1h0m0s"}
+    from kubernetes.client.exceptions import ApiException
+    contradiction = dict(bare, metadata={"name": "contradiction", "namespace": NAMESPACE})
+    contradiction["spec"] = dict(bare["spec"], timeouts={"pipeline": "30m", "tasks": "1h"})
+    with pytest.raises(ApiException) as refused:
+        custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", contradiction)
+    assert refused.value.status == 400
+    assert "invalid value: 1h0m0s should be <= pipeline duration: spec.timeouts.tasks" in refused.value.body
+    # a run past its timeout: three sequential points of 20 simulated seconds within 30
+    short = _plan({"parallelism": "sequential"}, factors={"indicator": "matmul", "size": [64, 96, 128]})
+    short.section["timeout_s"] = 5     # the deadline: 3 x 5 + 60 margin = 75 s > 60; override it below
+    rendered = TektonExecutor.from_section(short.section).render(short.points, str(tmp_path / "short"))
+    with open(rendered["pipelinerun"], encoding="utf-8") as handle:
+        run = yaml.safe_load(handle)
+    run["spec"]["timeouts"] = {"pipeline": "30s"}
+    with open(rendered["pipelinerun"], "w", encoding="utf-8") as handle:
+        yaml.safe_dump(run, handle)
+    ended, taskruns = _run_rendered(api, rendered, SIMULATED)
+    condition = ended["status"]["conditions"][0]
+    assert (condition["status"], condition["reason"]) == ("False", "PipelineRunTimeout"), ended["status"]
+    assert condition["message"] == 'PipelineRun "%s" failed to finish within "30s"' % ended["metadata"]["name"]
+    cancelled = [t for t in taskruns if t["status"]["conditions"][0]["reason"] == "TaskRunCancelled"]
+    assert cancelled and "has timed out" in cancelled[0]["status"]["conditions"][0]["message"]

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from kube_fixtures import kubesim_cluster
+from kube_fixtures import kubesim_cluster, recorded_states
 
 
 @pytest.fixture(scope="module")
@@ -132,14 +132,67 @@ def test_automatic_upgrade_reaches_the_channel_head(kubectl):
     kubectl("wait", "--for=delete", "csv/demo-operator.v1.0.0", "-n", "demo-auto", "--timeout=30s")
 
 
-def test_install_failures(kubectl):
-    # a broken bundle: the CSV fails (InstallComponentFailed)
+def connection_state(obj):
+    status = obj.get("status") or {}
+    state = (status.get("connectionState") or {}).get("lastObservedState")
+    return state or ("registryService" if status.get("registryService") else None)
+
+
+def test_a_catalog_connects_as_grpc_does_and_one_that_cannot_be_pulled_never_gets_ready(sim, kubectl):
+    """OLM's catalog operator writes the raw gRPC connectivity state: a registry pod that is still
+    starting is TRANSIENT_FAILURE, an image that cannot be pulled is TRANSIENT_FAILURE for ever (no reason)."""
+    source = {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+              "metadata": {"name": "rhoai-fragment", "namespace": "openshift-marketplace"},
+              "spec": {"sourceType": "grpc", "image": "quay.io/rhoai/rhoai-fbc-fragment:rhoai-2.22"}}
+    with recorded_states(sim, ("operators.coreos.com", "catalogsources"), "rhoai-fragment", connection_state) as states:
+        apply(kubectl, source)
+        kubectl("wait", "--for=jsonpath={.status.connectionState.lastObservedState}=READY", "catalogsource/rhoai-fragment",
+                "-n", "openshift-marketplace", "--timeout=30s")
+    assert states[:3] == ["registryService", "IDLE", "CONNECTING"], states
+    assert "TRANSIENT_FAILURE" in states and states[-1] == "READY", states
+    nowhere = dict(source, metadata={"name": "nowhere", "namespace": "openshift-marketplace"},
+                   spec={"sourceType": "grpc", "image": "quay.io/nowhere/catalog:v1"})
+    apply(kubectl, nowhere)
+    kubectl("wait", "--for=jsonpath={.status.connectionState.lastObservedState}=TRANSIENT_FAILURE", "catalogsource/nowhere",
+            "-n", "openshift-marketplace", "--timeout=30s")
+    pods = get(kubectl, "pods", "-n", "openshift-marketplace", "-l", "olm.catalogSource=nowhere")["items"]
+    kubectl("wait", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ImagePullBackOff",
+            "pod/" + pods[0]["metadata"]["name"], "-n", "openshift-marketplace", "--timeout=30s")
+    status = get(kubectl, "catalogsource", "nowhere", "-n", "openshift-marketplace")["status"]
+    assert status["connectionState"]["lastObservedState"] == "TRANSIENT_FAILURE"
+    assert "reason" not in status and "message" not in status
+    # a subscription to it: an error that prevents resolution, retried (not ConstraintsNotSatisfiable)
+    apply(kubectl, *operator_namespace("from-nowhere"))
+    apply(kubectl, subscription("from-nowhere", "rhods-operator", source="nowhere"))
+    kubectl("wait", "--for=condition=ResolutionFailed", "subscription/rhods-operator", "-n", "from-nowhere", "--timeout=30s")
+    failed = next(c for c in get(kubectl, "subscription", "rhods-operator", "-n", "from-nowhere")["status"]["conditions"]
+                  if c["type"] == "ResolutionFailed")
+    assert failed["reason"] == "ErrorPreventedResolution" and "error using catalogsource openshift-marketplace/nowhere" \
+        in failed["message"]
+
+
+def csv_phase(obj):
+    status = obj.get("status") or {}
+    return "%s/%s" % (status.get("phase"), status.get("reason")) if status.get("phase") else None
+
+
+def test_install_failures(sim, kubectl):
+    # a broken bundle: the CSV fails (InstallComponentFailed), and OLM tries again: Failed is not final
     apply(kubectl, *operator_namespace("demo-broken"))
-    apply(kubectl, subscription("demo-broken", "demo-operator", channel="candidate", starting="demo-operator.v1.2.0"))
-    kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "csv/demo-operator.v1.2.0", "-n", "demo-broken",
-            "--timeout=60s")
-    csv = get(kubectl, "csv", "demo-operator.v1.2.0", "-n", "demo-broken")
-    assert csv["status"]["reason"] == "InstallComponentFailed" and "image: Required value" in csv["status"]["message"]
+    with recorded_states(sim, ("operators.coreos.com", "clusterserviceversions"), "demo-operator.v1.2.0",
+                         csv_phase) as phases:
+        apply(kubectl, subscription("demo-broken", "demo-operator", channel="candidate", starting="demo-operator.v1.2.0",
+                                    annotations={"kubesim.perfscale.io/retry-s": "20"}))
+        kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "csv/demo-operator.v1.2.0", "-n", "demo-broken",
+                "--timeout=60s")
+        csv = get(kubectl, "csv", "demo-operator.v1.2.0", "-n", "demo-broken")
+        assert csv["status"]["reason"] == "InstallComponentFailed" and "image: Required value" in csv["status"]["message"]
+        kubectl("wait", "--for=jsonpath={.status.reason}=NeedsReinstall", "csv/demo-operator.v1.2.0", "-n", "demo-broken",
+                "--timeout=30s")
+        kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "csv/demo-operator.v1.2.0", "-n", "demo-broken",
+                "--timeout=60s")
+    assert phases[:2] == ["Pending/RequirementsUnknown", "InstallReady/AllRequirementsMet"], phases
+    assert phases.count("Failed/InstallComponentFailed") >= 2 and "Pending/NeedsReinstall" in phases, phases
     # NFD supports OwnNamespace/SingleNamespace only: in openshift-operators (all namespaces) its CSV fails
     apply(kubectl, subscription("openshift-operators", "nfd", source="redhat-operators"))
     kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "csv/nfd.4.19.0-202510142112", "-n", "openshift-operators",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from kube_fixtures import kubesim_cluster
+from kube_fixtures import kubesim_cluster, recorded_states, true_conditions
 
 PREFIX = "kubesim.perfscale.io/"
 
@@ -54,33 +54,58 @@ def gpu_nodes(kubectl):
     return {n["metadata"]["name"]: n for n in get(kubectl, "nodes")["items"] if "gpu" in n["metadata"]["name"]}
 
 
-def test_nfd_and_the_gpu_operator(kubectl):
-    assert not any("feature.node.kubernetes.io/pci-10de.present" in n["metadata"]["labels"]
-                   for n in get(kubectl, "nodes")["items"])
+def policy_state(obj):
+    status = obj.get("status") or {}
+    ready = next((c for c in status.get("conditions") or () if c["type"] == "Ready"), {})
+    error = next((c for c in status.get("conditions") or () if c["type"] == "Error"), {})
+    return "%s/%s/%s" % (status.get("state"), ready.get("reason"), error.get("reason")) if status else None
+
+
+def test_nfd_and_the_gpu_operator(kubectl, sim):
+    assert not any(k.startswith("feature.node.kubernetes.io/") for n in get(kubectl, "nodes")["items"]
+                   for k in n["metadata"]["labels"])
     gpu_csv = install(kubectl, "nvidia-gpu-operator", "gpu-operator-certified", "certified-operators")
     policy = alm_example(gpu_csv, "ClusterPolicy")
-    apply(kubectl, policy)
-    # GPU operator convention: without NFD's labels it cannot find GPU nodes (NFDLabelsMissing, state notReady)
-    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Error')].reason}=NFDLabelsMissing",
-            "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
-    assert get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]["state"] == "notReady"
-    nfd_csv = install(kubectl, "openshift-nfd", "nfd", "redhat-operators")
-    apply(kubectl, alm_example(nfd_csv, "NodeFeatureDiscovery"))
-    kubectl("wait", "--for=condition=Available", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
-            "--timeout=30s")
-    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in get(kubectl, "nodes")["items"]}
-    assert labels["worker-gpu-0"]["feature.node.kubernetes.io/pci-10de.present"] == "true"
-    assert "feature.node.kubernetes.io/pci-10de.present" not in labels["worker-0"]
-    kubectl("rollout", "status", "daemonset/nfd-worker", "-n", "openshift-nfd", "--timeout=30s")
-    kubectl("wait", "--for=jsonpath={.status.state}=ready", "clusterpolicy/gpu-cluster-policy", "--timeout=60s")
+    with recorded_states(sim, ("nvidia.com", "clusterpolicies"), "gpu-cluster-policy", policy_state) as policy_states:
+        apply(kubectl, policy)
+        # the GPU operator without NFD's labels: ready, Ready=True reason NFDLabelsMissing, nothing deployed
+        kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Ready')].reason}=NFDLabelsMissing",
+                "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+        status = get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]
+        assert status["state"] == "ready"
+        assert get(kubectl, "daemonsets", "-n", "nvidia-gpu-operator")["items"] == []
+        nfd_csv = install(kubectl, "openshift-nfd", "nfd", "redhat-operators")
+        with recorded_states(sim, ("nfd.openshift.io", "nodefeaturediscoveries"), "nfd-instance",
+                             true_conditions) as nfd_states:
+            apply(kubectl, alm_example(nfd_csv, "NodeFeatureDiscovery"))
+            kubectl("wait", "--for=condition=Available", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
+                    "--timeout=30s")
+        # a fresh install is Degraded first (no worker scheduled), then progresses (upstream's status.go)
+        assert nfd_states[0] == "Degraded=NFDWorkerDaemonSetDegraded;OperandImagePinned=OperandImageSetExplicitly", nfd_states
+        assert nfd_states[-1] == "Available=AllInstanceComponentsAreDeployedSuccessfuly;Upgradeable=CanBeUpgraded;" \
+                                 "OperandImagePinned=OperandImageSetExplicitly", nfd_states
+        labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in get(kubectl, "nodes")["items"]}
+        assert labels["worker-gpu-0"]["feature.node.kubernetes.io/pci-10de.present"] == "true"  # deviceLabelFields [vendor]
+        assert "feature.node.kubernetes.io/pci-10de.present" not in labels["worker-0"]
+        kubectl("rollout", "status", "daemonset/nfd-worker", "-n", "openshift-nfd", "--timeout=30s")
+        kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Ready')].reason}=Reconciled",
+                "clusterpolicy/gpu-cluster-policy", "--timeout=90s")
+    # the states a real rollout goes through: no NFD label, no GPU node yet (the node labelling runs
+    # beside the policy), operands not ready (the driver longest), then reconciled
+    assert policy_states[0] == "ready/NFDLabelsMissing/Ready", policy_states
+    assert "ready/NoGPUNodes/Ready" in policy_states, policy_states
+    assert "notReady/Error/OperandNotReady" in policy_states, policy_states
+    assert policy_states[-1] == "ready/Reconciled/Ready", policy_states
     status = get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]
-    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
-    assert (ready["status"], ready["reason"], status["namespace"]) == ("True", "Reconciled", "nvidia-gpu-operator")
+    assert status["namespace"] == "nvidia-gpu-operator"
     for name, node in gpu_nodes(kubectl).items():
         assert node["status"]["allocatable"]["nvidia.com/gpu"] == "4", name
         assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-L40S"
+        assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.operator-validator"] == "true"
     assert "nvidia.com/gpu" not in next(n for n in get(kubectl, "nodes")["items"]
                                         if n["metadata"]["name"] == "worker-0")["status"]["allocatable"]
+    validator = get(kubectl, "daemonset", "nvidia-operator-validator", "-n", "nvidia-gpu-operator")["status"]
+    assert validator["desiredNumberScheduled"] == validator["numberAvailable"] == 2
     plugin = get(kubectl, "daemonset", "nvidia-device-plugin-daemonset", "-n", "nvidia-gpu-operator")["status"]
     assert plugin["desiredNumberScheduled"] == plugin["numberReady"] == 2
     # device-plugin time-slicing: replicas multiply the GPUs, GFD marks the product -SHARED
@@ -94,7 +119,7 @@ def test_nfd_and_the_gpu_operator(kubectl):
     node = gpu_nodes(kubectl)["worker-gpu-0"]
     assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-L40S-SHARED"
     assert node["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
-    # a failing operator: notReady, Error=True, no GPU advertised
+    # a failing operator: notReady, Error=True ReconcileFailed (retried), no GPU advertised
     kubectl("annotate", "clusterpolicy", "gpu-cluster-policy", PREFIX + "fail=driver build failed: kernel headers missing")
     kubectl("wait", "--for=jsonpath={.status.state}=notReady", "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
     error = next(c for c in get(kubectl, "clusterpolicy", "gpu-cluster-policy")["status"]["conditions"]
@@ -102,20 +127,38 @@ def test_nfd_and_the_gpu_operator(kubectl):
     assert (error["status"], error["reason"]) == ("True", "ReconcileFailed") and "kernel headers" in error["message"]
     assert "nvidia.com/gpu" not in gpu_nodes(kubectl)["worker-gpu-0"]["status"]["allocatable"]
     kubectl("annotate", "clusterpolicy", "gpu-cluster-policy", PREFIX + "fail-")
-    kubectl("wait", "--for=jsonpath={.status.state}=ready", "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
-    # a failing NFD operand: Degraded=True, Available=False
-    kubectl("annotate", "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd", PREFIX + "fail=nfd-master crashed")
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Ready')].reason}=Reconciled",
+            "clusterpolicy/gpu-cluster-policy", "--timeout=30s")
+    # a NodeFeatureDiscovery whose worker cannot run: Degraded=True, Available=False, and never final upstream:
+    # once the worker runs again it is Available
+    kubectl("annotate", "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd", PREFIX + "fail=no node for the worker")
     kubectl("wait", "--for=condition=Degraded", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd", "--timeout=30s")
-    kubectl("wait", "--for=condition=Available=False", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
+    broken = get(kubectl, "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd")
+    degraded = next(c for c in broken["status"]["conditions"] if c["type"] == "Degraded")
+    assert (degraded["reason"], degraded["message"]) == ("NFDWorkerDaemonSetDegraded", "no node for the worker")
+    kubectl("annotate", "nodefeaturediscovery", "nfd-instance", "-n", "openshift-nfd", PREFIX + "fail-")
+    kubectl("wait", "--for=condition=Available", "nodefeaturediscovery/nfd-instance", "-n", "openshift-nfd",
             "--timeout=30s")
 
 
-def test_openshift_ai_data_science_cluster(kubectl):
-    install(kubectl, "redhat-ods-operator", "rhods-operator", "redhat-operators", own_namespace=False, channel="stable")
-    # the operator creates default-dsci at start-up (no DISABLE_DSC_CONFIG)
-    kubectl("wait", "--for=jsonpath={.status.phase}=Ready", "dsci/default-dsci", "--timeout=60s")
+def dsci_phase(obj):
+    return (obj.get("status") or {}).get("phase")
+
+
+def test_openshift_ai_data_science_cluster(kubectl, sim):
+    with recorded_states(sim, ("dscinitialization.opendatahub.io", "dscinitializations"), "default-dsci",
+                         dsci_phase) as phases:
+        install(kubectl, "redhat-ods-operator", "rhods-operator", "redhat-operators", own_namespace=False,
+                channel="stable")
+        # the operator creates default-dsci at start-up (no DISABLE_DSC_CONFIG)
+        kubectl("wait", "--for=jsonpath={.status.phase}=Ready", "dsci/default-dsci", "--timeout=60s")
+    assert phases == ["Progressing", "Ready"], phases
     dsci = get(kubectl, "dsci", "default-dsci")
     assert dsci["spec"]["applicationsNamespace"] == "redhat-ods-applications"
+    # 2.x's default: the service mesh Managed; without its operator the capability is missing, the DSCI still Ready
+    assert dsci["spec"]["serviceMesh"]["managementState"] == "Managed"
+    mesh = next(c for c in dsci["status"]["conditions"] if c["type"] == "CapabilityServiceMesh")
+    assert (mesh["status"], mesh["reason"]) == ("False", "MissingOperator")
     assert dsci["status"]["release"] == {"name": "OpenShift AI Self-Managed", "version": "2.22.2"}
     kubectl("get", "namespace", "redhat-ods-applications")
     kubectl("annotate", "dsci", "default-dsci", PREFIX + "fail=failed to create the monitoring stack")
@@ -128,7 +171,9 @@ def test_openshift_ai_data_science_cluster(kubectl):
     kubectl("wait", "--for=condition=KserveReady=False", "dsc/default-dsc", "--timeout=30s")
     kubectl("wait", "--for=jsonpath={.status.phase}=Not Ready", "dsc/default-dsc", "--timeout=30s")
     kserve = next(c for c in get(kubectl, "dsc", "default-dsc")["status"]["conditions"] if c["type"] == "KserveReady")
-    assert "serverless-operator" in kserve["message"]
+    assert "Serverless operator must be installed for this component's configuration" in kserve["message"]
+    ready = next(c for c in get(kubectl, "dsc", "default-dsc")["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["message"].startswith("Some components are not ready: ") and "kserve" in ready["message"].split(": ")[1].split(",")
     kubectl("patch", "dsc", "default-dsc", "--type=merge", "-p", json.dumps({"spec": {"components": {
         "kserve": {"serving": {"managementState": "Removed"}, "defaultDeploymentMode": "RawDeployment"},
         "trainingoperator": {"managementState": "Managed"}}}}))
@@ -140,6 +185,9 @@ def test_openshift_ai_data_science_cluster(kubectl):
     assert (removed["status"], removed["reason"]) == ("False", "Removed")
     kubectl("wait", "--for=condition=Available", "deployment/kserve-controller-manager", "-n", "redhat-ods-applications",
             "--timeout=30s")
+    # serving Removed: KServe's default deployment mode is RawDeployment (what the operator writes for KServe)
+    config = get(kubectl, "configmap", "inferenceservice-config", "-n", "redhat-ods-applications")
+    assert json.loads(config["data"]["deploy"]) == {"defaultDeploymentMode": "RawDeployment"}
     for crd in ("inferenceservices.serving.kserve.io", "llminferenceservices.serving.kserve.io",
                 "pytorchjobs.kubeflow.org", "trainjobs.trainer.kubeflow.org"):
         kubectl("wait", "--for=condition=Established", "crd/" + crd, "--timeout=30s")
@@ -275,7 +323,7 @@ def test_pytorchjob_prints_a_trainer_summary(kubectl):
     kubectl("wait", "--for=condition=Succeeded", "pytorchjob/tune", "-n", "llm", "--timeout=60s")
     status = get(kubectl, "pytorchjob", "tune", "-n", "llm")["status"]
     conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
-    assert conditions == {"Created": ("True", "PyTorchJobCreated"), "Running": ("False", "PyTorchJobSucceeded"),
+    assert conditions == {"Created": ("True", "PyTorchJobCreated"), "Running": ("False", "PyTorchJobRunning"),
                           "Succeeded": ("True", "PyTorchJobSucceeded")}
     assert status["replicaStatuses"]["Master"]["succeeded"] == 1 and status["completionTime"]
     master_log = kubectl("logs", "tune-master-0", "-n", "llm").stdout.splitlines()
