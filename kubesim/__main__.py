@@ -67,6 +67,10 @@ def main(argv=None):
                         image_behaviours=_image_behaviours(args.image_behaviours),
                         disabled_transients=args.disabled_transients)
     sim = KubeSim(settings)
+    try:
+        sim.check_settings()
+    except ValueError as exc:
+        raise SystemExit("kubesim: %s" % exc) from None
     done = threading.Event()
 
     def on_signal(signum, frame):

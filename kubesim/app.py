@@ -147,8 +147,18 @@ class KubeSim:
         return extra
 
     # -- lifecycle -------------------------------------------------------------------------
+    def check_settings(self):
+        """Refuse settings that name what kubesim does not have (ValueError, one line)."""
+        registry = self.settings.registry or default_registry()
+        known = {name for cls in registry.classes() for name in cls.transients}
+        for name in sorted(self.settings.disabled_transients):
+            if name not in known:
+                raise ValueError("--no-transient %s: no such transient state (known: %s)" % (name, ", ".join(sorted(known))))
+        return self
+
     def start(self):
         s = self.settings
+        self.check_settings()
         extra = self._restore()
         port = s.port or extra.get("port") or 0
         ca, cert, key = certs.ensure_certificates(os.path.join(self.directory, "pki"))

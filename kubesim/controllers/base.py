@@ -97,6 +97,9 @@ class ControllerRegistry:
     def names(self):
         return list(self._classes)
 
+    def classes(self):
+        return list(self._classes.values())
+
     def create(self, cluster, manager, enabled=None, disabled=()):
         return [cls(cluster, manager) for name, cls in self._classes.items()
                 if (enabled is None or name in enabled) and name not in disabled]

@@ -1,4 +1,13 @@
-"""Built-in controllers: namespace lifecycle, garbage collection, CRD establishment."""
+"""Built-in controllers: namespace lifecycle, garbage collection, CRD establishment.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``namespace``: kubernetes/kubernetes @ 023feb4a622fb6828dad0c1af0a0770746a37ee4; files:
+  pkg/controller/namespace/deletion/namespaced_resources_deleter.go.
+- ``garbage-collector``: kubernetes/kubernetes @ cb6ff2d8ce3595f88570f82c7d0e6d98910afd3c; files:
+  pkg/controller/garbagecollector/garbagecollector.go.
+- ``crd``: kubernetes/kubernetes @ ccb4acda6ab11289fb8ba4f9753b8df692398781; files:
+  staging/src/k8s.io/apiextensions-apiserver/pkg/controller/establish/establishing_controller.go.
+"""
 
 import copy
 

@@ -12,6 +12,16 @@
   (``False``/``BackendNotFound`` when a Service or InferencePool backend is missing).
 - InferencePool: ``status.parents`` lists the Gateways of the HTTPRoutes that
   route to it, each ``Accepted`` and ``ResolvedRefs`` (no route: no parents).
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``gatewayclass``: kubernetes-sigs/gateway-api @ 4564255ac2c35d582249b3cdf261bdf51c8bca32; files:
+  apis/v1/gatewayclass_types.go.
+- ``gateway``: kubernetes-sigs/gateway-api @ 4564255ac2c35d582249b3cdf261bdf51c8bca32; files:
+  apis/v1/gateway_types.go, conformance/tests.
+- ``httproute``: kubernetes-sigs/gateway-api @ 4564255ac2c35d582249b3cdf261bdf51c8bca32; files:
+  apis/v1/shared_types.go, apis/v1/httproute_types.go.
+- ``inferencepool``: kubernetes-sigs/gateway-api-inference-extension @
+  84436a96b9e6ce2b59ddacd3d04c31b4fbd442de; files: api/v1/inferencepool_types.go, conformance/tests.
 """
 
 from kubesim.controllers.operators import OperatorReconciler

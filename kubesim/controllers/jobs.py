@@ -22,6 +22,10 @@
 Pods are not kept with the ``batch.kubernetes.io/job-tracking`` finalizer: the
 counts come from the Job's pods and never decrease (a pod deleted after it
 was counted stays counted).
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``job``: kubernetes/kubernetes @ 6ae037f1db843e99547258d7dd292301a74ba0eb; files:
+  pkg/controller/job/job_controller.go.
 """
 
 from kubesim.clock import parse_timestamp

@@ -22,6 +22,14 @@
   Mesh operators (CSVs Succeeded), as RHOAI 2.x does; otherwise ``KserveReady=False``.
   ``kubesim.perfscale.io/fail`` fails the whole DSC, ``kubesim.perfscale.io/fail-<component>``
   one component.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``dscinitialization``: opendatahub-io/opendatahub-operator @ 6d30a3241082501fd5b930408906eaeb62f99d59;
+  files: controllers/dscinitialization/dscinitialization_controller.go,
+  controllers/dscinitialization/servicemesh_setup.go, pkg/upgrade/upgrade.go.
+- ``datasciencecluster``: opendatahub-io/opendatahub-operator @ 6d30a3241082501fd5b930408906eaeb62f99d59;
+  files: controllers/datasciencecluster/datasciencecluster_controller.go,
+  components/kserve/kserve_controller_actions.go.
 """
 
 from kubesim import apis

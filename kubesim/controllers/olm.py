@@ -1,21 +1,25 @@
 """OLM (operators.coreos.com) as OpenShift runs it: catalog-operator and olm-operator, simplified.
 
-- CatalogSource: a registry pod and, after ``kubesim.perfscale.io/delay-s``
-  (default 2 s), ``status.connectionState.lastObservedState: READY`` and
-  ``registryService``; a source whose image no catalog fixture serves stays
-  ``TRANSIENT_FAILURE`` (its image cannot be pulled).
+- CatalogSource: a registry pod (readiness after 5 s, the registry's probe delay), then the status
+  as the catalog operator writes it: first ``registryService`` alone, then
+  ``connectionState.lastObservedState`` IDLE, CONNECTING, TRANSIENT_FAILURE while the registry pod
+  is not Ready (transient ``catalog-transient-failure``), READY ``delay-s`` (default 2 s) after it
+  is. A source whose image no catalog fixture serves gets a registry pod whose image cannot be
+  pulled (ErrImagePull, ImagePullBackOff): TRANSIENT_FAILURE for ever, with no reason or message, as
+  upstream; a grpc source with neither image nor address: ``reason: SpecInvalidError``.
 - OperatorGroup: ``status.namespaces`` (``[""]`` for all namespaces, else the
   target namespaces) and ``lastUpdated``.
-- Subscription: resolves ``spec.name`` in ``spec.channel`` (default: the
-  package's default channel) of its catalog (``ResolutionFailed`` with OLM's
-  "no operators found ..." messages otherwise), creates an InstallPlan for
-  ``spec.startingCSV`` or the channel head, then one per upgrade step along the
-  channel (``replaces``); ``status.state`` ``UpgradePending`` (an InstallPlan
-  not complete), ``AtLatestKnown`` (the head installed), ``UpgradeFailed``;
-  ``currentCSV``, ``installedCSV``, ``installPlanRef``, ``installplan``,
-  ``installPlanGeneration``, ``catalogHealth`` and the conditions
-  ``CatalogSourcesUnhealthy``, ``InstallPlanPending`` (reason ``RequiresApproval``
-  or ``Installing``), ``InstallPlanFailed``, ``ResolutionFailed``.
+- Subscription: resolves ``spec.name`` in ``spec.channel`` (default: the package's default
+  channel) of its catalog: while the catalog's connection is not READY, ``ResolutionFailed`` /
+  ``ErrorPreventedResolution`` ("error using catalogsource ...", retried); a package or channel the
+  catalog does not have, ``ResolutionFailed`` / ``ConstraintsNotSatisfiable`` with OLM's "no
+  operators found ..." messages; OperatorGroup problems, ``ErrorPreventedResolution``. Then an
+  InstallPlan for ``spec.startingCSV`` or the channel head, then one per upgrade step along the
+  channel (``replaces``); ``status.state`` ``UpgradePending`` (an InstallPlan not complete),
+  ``AtLatestKnown`` (the head installed), ``UpgradeFailed``; ``currentCSV``, ``installedCSV``,
+  ``installPlanRef``, ``installplan``, ``installPlanGeneration``, ``catalogHealth`` (healthy: the
+  registry pod exists) and the conditions ``CatalogSourcesUnhealthy``, ``InstallPlanPending``
+  (reason ``RequiresApproval`` or ``Installing``), ``InstallPlanFailed``, ``ResolutionFailed``.
 - InstallPlan: ``spec.approval`` Automatic (approved at creation) or Manual
   (``status.phase: RequiresApproval`` until ``spec.approved: true``), then
   ``Installing`` (the owned CRDs and the CSV are created) and ``Complete``
@@ -31,7 +35,27 @@
   (install mode), ``InstallComponentFailed`` (annotation ``kubesim.perfscale.io/fail``
   on the Subscription or the CSV, a catalog version's ``fail``, or an injected
   ``clusterserviceversion`` fault) or ``InstallCheckFailed`` (``install timeout``,
-  5 simulated minutes). A CSV that ``replaces`` another deletes it once Succeeded.
+  5 simulated minutes). A Failed CSV is looked at again after ``retry-s`` (default 300 s, the
+  informers' resync; the Subscription's ``kubesim.perfscale.io/retry-s`` reaches the CSV): fixed
+  OperatorGroup problems send it back to ``Pending``; an install failure goes ``Pending`` /
+  ``NeedsReinstall`` and is installed again, or ``Succeeded`` when its Deployments are Available;
+  one whose Deployment exceeded its progress deadline stays ``Failed`` ("install failed: ...")
+  (transient ``csv-failed-retried``). A CSV that ``replaces`` another deletes it once Succeeded.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``catalogsource``: operator-framework/operator-lifecycle-manager @ 992bb097749e5994eedc5e4882583df952d8a70e;
+  files: pkg/controller/operators/catalog/operator.go (syncCatalogSources),
+  pkg/controller/registry/grpc/source.go, pkg/controller/registry/reconciler/grpc.go.
+- ``operatorgroup``: operator-framework/operator-lifecycle-manager @ 992bb097749e5994eedc5e4882583df952d8a70e;
+  files: pkg/controller/operators/olm/operatorgroup.go.
+- ``subscription``: operator-framework/operator-lifecycle-manager @ 992bb097749e5994eedc5e4882583df952d8a70e;
+  files: pkg/controller/operators/catalog/operator.go (syncResolvingNamespace),
+  pkg/controller/operators/catalog/subscription/state.go.
+- ``installplan``: operator-framework/operator-lifecycle-manager @ 992bb097749e5994eedc5e4882583df952d8a70e;
+  files: pkg/controller/operators/catalog/operator.go (syncInstallPlans).
+- ``clusterserviceversion``: operator-framework/operator-lifecycle-manager @
+  992bb097749e5994eedc5e4882583df952d8a70e; files: pkg/controller/operators/olm/operator.go
+  (transitionCSVState), pkg/controller/install/errors.go.
 """
 
 import json

@@ -50,6 +50,27 @@
   (``prometheus-operator``, ``prometheus-user-workload``, ``thanos-ruler-user-workload``) and the
   Prometheus ``user-workload`` whose status follows its StatefulSet (``Available`` NoPodReady,
   Degraded/SomePodsNotReady, True; ``Reconciled``).
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``clusterversion``: openshift/cluster-version-operator @ 6e719331fb5863141397f35b1f47bed42148a6dd; files:
+  pkg/cvo/status.go, pkg/cvo/sync_worker.go.
+- ``machineset``: openshift/machine-api-operator @ 951196122fe4f1115782da6c14660116905029c4; files:
+  pkg/controller/machineset/controller.go, status.go.
+- ``machine``: openshift/machine-api-operator @ 951196122fe4f1115782da6c14660116905029c4; files:
+  pkg/controller/machine/controller.go.
+- ``buildconfig``: openshift/openshift-controller-manager @ 26d20feae8892f648f5b06ed3f5492fe6ffb4532; files:
+  pkg/build/controller/buildconfig/buildconfig_controller.go.
+- ``build``: openshift/openshift-controller-manager @ 26d20feae8892f648f5b06ed3f5492fe6ffb4532; files:
+  pkg/build/controller/build/build_controller.go.
+- ``imagestream``: openshift/openshift-apiserver @ 56aa2d96edd725e44ddd7ff13f23e53e6c509828; files:
+  pkg/image/apiserver/registry/imagestream.
+- ``route``: openshift/router @ 4b401a86dccc657a8a5254c2794a312241f40e87; files:
+  pkg/router/controller/status.go.
+- ``user-workload-monitoring``: openshift/cluster-monitoring-operator @
+  f581865b41267ff23bbf1cb30fbdd2e02cecd42f; files: pkg/tasks/prometheus_user_workload.go,
+  pkg/client/client.go.
+- ``oauth``: openshift/cluster-authentication-operator @ f3df4f5b26043e7c0f2bc724cd3cbc0a2a6d14f7; files:
+  pkg/controllers/deployment/deployment_controller.go, library-go status/condition.go.
 """
 
 import hashlib
@@ -701,12 +722,21 @@ class OAuthController(OperatorReconciler):
         if cluster.store.get(CLUSTER_OPERATORS, "", "authentication") is not None:
             def change(obj):
                 conditions = (obj.get("status") or {}).get("conditions") or []
-                conditions = set_condition(conditions, "Progressing", "False" if rolled else "True",
-                                           "AsExpected" if rolled else "OAuthServerDeployment_NewGeneration",
-                                           None if rolled else "OAuthServerDeploymentProgressing: deployment/oauth-openshift."
-                                           "openshift-authentication: observed generation is %d, desired generation is %d."
-                                           % (status.get("observedGeneration", 0), deployment["metadata"].get("generation", 1)),
-                                           now)
+                # cluster-authentication-operator's workload controller (library-go status/condition.go):
+                # NewGeneration until the Deployment observed the change, PodsUpdating while they roll
+                wanted = deployment["spec"].get("replicas", 1)
+                observed, generation = status.get("observedGeneration", 0), deployment["metadata"].get("generation", 1)
+                where = "OAuthServerDeploymentProgressing: deployment/oauth-openshift.openshift-authentication: "
+                if rolled:
+                    reason, message = "AsExpected", None
+                elif observed < generation:
+                    reason = "OAuthServerDeployment_NewGeneration"
+                    message = where + "observed generation is %d, desired generation is %d." % (observed, generation)
+                else:
+                    reason = "OAuthServerDeployment_PodsUpdating"
+                    message = where + "%d/%d pods have been updated to the latest generation and %d/%d pods are " \
+                        "available" % (status.get("updatedReplicas", 0), wanted, status.get("availableReplicas", 0), wanted)
+                conditions = set_condition(conditions, "Progressing", "False" if rolled else "True", reason, message, now)
                 obj.setdefault("status", {})["conditions"] = conditions
             cluster.mutate(cluster.resource_for_key(CLUSTER_OPERATORS), "", "authentication", change, subresource="status")
         return None

@@ -34,6 +34,11 @@ taints and tolerations, resource requests (``cpu``, ``memory``, ``pods``,
 ``nvidia.com/gpu``...) against allocatable; an unschedulable pod stays Pending
 with ``PodScheduled=False`` (reason ``Unschedulable``, the scheduler's message)
 and a ``FailedScheduling`` event, and is retried when nodes change or pods finish.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``pods``: kubernetes/kubernetes @ 00a3928bde544dbb4fd046bb78439178ec37fb5a; files:
+  pkg/kubelet/images/image_manager.go, pkg/kubelet/images/types.go, pkg/kubelet/status/generate.go,
+  pkg/scheduler/framework/types.go (FitError).
 """
 
 import base64

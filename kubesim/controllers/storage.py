@@ -6,6 +6,10 @@ annotated ``storageclass.kubernetes.io/is-default-class``) gets a PersistentVolu
 (``pv.kubernetes.io/bind-completed``). A claim naming a missing class stays
 ``Pending`` with a ``ProvisioningFailed`` event, as the external provisioner reports it.
 ``WaitForFirstConsumer`` is treated like ``Immediate``. No data is stored anywhere.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``persistentvolume-binder``: kubernetes/kubernetes @ 0097adc1c512c86eb48ecc8aaddbe1ce615086ae; files:
+  pkg/controller/volume/persistentvolume/pv_controller.go.
 """
 
 from kubesim.controllers.base import Controller

@@ -30,6 +30,10 @@ overrides image, command, args, env, ``numNodes`` and ``resourcesPerNode``. Wher
 the Trainer creates a JobSet, kubesim creates its Indexed Job ``<name>-node-0``
 (``numNodes`` completions; pod index = rank) and reports ``jobsStatus`` and the
 conditions ``Suspended``, ``Complete``, ``Failed`` from it.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``trainjob``: kubeflow/trainer @ 8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3; files:
+  pkg/controller/trainjob_controller.go, pkg/runtime/framework/plugins/jobset.
 """
 
 import copy

@@ -27,6 +27,16 @@ status``, ``kubectl wait --for=condition=Available`` and ``kubernetes.core.k8s``
   pinned with node affinity on ``metadata.name``; ``desiredNumberScheduled``,
   ``currentNumberScheduled``, ``numberReady``, ``numberAvailable``,
   ``numberUnavailable``, ``numberMisscheduled``, ``updatedNumberScheduled``.
+
+Upstream sources (kubesim/upstream.py, docs/kubesim.md):
+- ``replicaset``: kubernetes/kubernetes @ 3e4a7900d75552087b6d82edb80ac44be8f71d67; files:
+  pkg/controller/replicaset/replica_set.go.
+- ``deployment``: kubernetes/kubernetes @ 008b3652959ca58af8be3fb5b6ecfe9ae7638282; files:
+  pkg/controller/deployment/progress.go, pkg/controller/deployment/sync.go.
+- ``statefulset``: kubernetes/kubernetes @ d232dfe7989b8bfe230d9b313938b6417bdcab09; files:
+  pkg/controller/statefulset/stateful_set_status_updater.go.
+- ``daemonset``: kubernetes/kubernetes @ d826f92a2f903298ea56d9a893395deaba71c89e; files:
+  pkg/controller/daemon/daemon_controller.go.
 """
 
 import copy

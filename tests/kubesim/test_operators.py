@@ -239,7 +239,19 @@ def test_inference_services(kubectl):
     assert (ready["status"], ready["reason"]) == ("False", "ModelLoadFailed") and "CUDA out of memory" in ready["message"]
     kubectl("wait", "--for=jsonpath={.status.modelStatus.lastFailureInfo.reason}=RuntimeNotRecognized", "isvc/nowhere",
             "-n", "llm", "--timeout=30s")
-    assert get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]["modelStatus"]["transitionStatus"] == "InvalidSpec"
+    nowhere = get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]
+    assert nowhere["modelStatus"]["transitionStatus"] == "InvalidSpec"
+    assert {c["status"] for c in nowhere["conditions"]} == {"Unknown"}     # KServe leaves them Unknown
+    # Knative mode where no Knative Service is served: one Warning event, the status as new, nothing deployed
+    apply(kubectl, dict(isvc("knative"), metadata={"name": "knative", "namespace": "llm", "annotations": {
+        "serving.kserve.io/deploymentMode": "Serverless"}}))
+    kubectl("wait", "--for=jsonpath={.status.deploymentMode}=Serverless", "isvc/knative", "-n", "llm", "--timeout=30s")
+    rejected = get(kubectl, "isvc", "knative", "-n", "llm")["status"]
+    assert {c["type"]: c["status"] for c in rejected["conditions"]} == {
+        "IngressReady": "Unknown", "PredictorReady": "Unknown", "Ready": "Unknown"}
+    events = get(kubectl, "events", "-n", "llm", "--field-selector", "involvedObject.name=knative")["items"]
+    assert [(e["type"], e["reason"]) for e in events] == [("Warning", "ServerlessModeRejected")]
+    assert get(kubectl, "deployments", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=knative")["items"] == []
 
 
 def test_llm_inference_service_behind_a_gateway(kubectl):
@@ -278,8 +290,23 @@ def test_llm_inference_service_behind_a_gateway(kubectl):
            "spec": {"model": {"uri": "hf://Qwen/Qwen3-32B"}}})
     kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Programmed')].reason}=Invalid", "gateway/broken-gw",
             "-n", "openshift-ingress", "--timeout=30s")
-    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='MainWorkloadReady')].reason}=ModelLoadFailed",
+    # a crash-looping model server: upstream only says the Deployment is short of replicas (never failed)
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='MainWorkloadReady')].reason}=MinimumReplicasUnavailable",
             "llminferenceservice/oom", "-n", "llm", "--timeout=60s")
+    oom = get(kubectl, "llminferenceservice", "oom", "-n", "llm")["status"]
+    ready = next(c for c in oom["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "MinimumReplicasUnavailable")
+    # no router: only the workload Service's address, no status.url
+    assert "url" not in oom and oom["addresses"] == [{"url": "http://oom-kserve-workload-svc.llm.svc.cluster.local:8000"}]
+    # a Gateway no controller picks up keeps its CRD's default status
+    apply(kubectl, {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": {"name": "orphan", "namespace": "openshift-ingress"},
+                    "spec": {"gatewayClassName": "no-such-class",
+                             "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}})
+    orphan = get(kubectl, "gateway", "orphan", "-n", "openshift-ingress")["status"]
+    assert {(c["type"], c["status"], c["reason"], c["message"]) for c in orphan["conditions"]} == {
+        ("Accepted", "Unknown", "Pending", "Waiting for controller"),
+        ("Programmed", "Unknown", "Pending", "Waiting for controller")}
 
 
 def test_operand_operators(sim, kubectl):
@@ -287,18 +314,27 @@ def test_operand_operators(sim, kubectl):
     apis.install_crds(sim.cluster, ["kueue.openshift.io/Kueue", "maistra.io/ServiceMeshControlPlane",
                                     "operator.knative.dev/KnativeServing", "operator.authorino.kuadrant.io/Authorino"])
     kubectl("wait", "--for=condition=Established", "crd/knativeservings.operator.knative.dev", "--timeout=30s")
-    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "knative-serving"}},
-          {"apiVersion": "operator.knative.dev/v1beta1", "kind": "KnativeServing",
-           "metadata": {"name": "knative-serving", "namespace": "knative-serving"}, "spec": {}},
-          {"apiVersion": "kueue.openshift.io/v1", "kind": "Kueue", "metadata": {"name": "cluster"},
-           "spec": {"managementState": "Managed"}},
-          {"apiVersion": "operator.authorino.kuadrant.io/v1beta1", "kind": "Authorino",
-           "metadata": {"name": "authorino", "namespace": "knative-serving",
-                        "annotations": {PREFIX + "fail": "TLS secret authorino-server-cert not found"}}, "spec": {}})
-    kubectl("wait", "--for=condition=Ready", "knativeserving/knative-serving", "-n", "knative-serving", "--timeout=30s")
-    kubectl("wait", "--for=condition=InstallSucceeded", "knativeserving/knative-serving", "-n", "knative-serving",
-            "--timeout=30s")
-    kubectl("wait", "--for=condition=Available", "kueue/cluster", "--timeout=30s")
+    assert kubectl("get", "ksvc", check=False).returncode != 0   # Knative's own kinds: not before it runs
+    with recorded_states(sim, ("operator.knative.dev", "knativeservings"), "knative-serving", true_conditions) as knative, \
+            recorded_states(sim, ("kueue.openshift.io", "kueues"), "cluster", true_conditions) as kueue:
+        apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "knative-serving"}},
+              {"apiVersion": "operator.knative.dev/v1beta1", "kind": "KnativeServing",
+               "metadata": {"name": "knative-serving", "namespace": "knative-serving"}, "spec": {}},
+              {"apiVersion": "kueue.openshift.io/v1", "kind": "Kueue", "metadata": {"name": "cluster"},
+               "spec": {"managementState": "Managed"}},
+              {"apiVersion": "operator.authorino.kuadrant.io/v1beta1", "kind": "Authorino",
+               "metadata": {"name": "authorino", "namespace": "knative-serving",
+                            "annotations": {PREFIX + "fail": "TLS secret authorino-server-cert not found"}}, "spec": {}})
+        kubectl("wait", "--for=condition=Ready", "knativeserving/knative-serving", "-n", "knative-serving",
+                "--timeout=30s")
+        kubectl("wait", "--for=condition=InstallSucceeded", "knativeserving/knative-serving", "-n", "knative-serving",
+                "--timeout=30s")
+        kubectl("wait", "--for=condition=Available", "kueue/cluster", "--timeout=30s")
+    # as the upstream operators roll out: Knative waits on its deployments, Kueue is Degraded until a replica runs
+    assert "TargetClusterResolved=None;VersionMigrationEligible=None" in knative[0], knative
+    assert kueue[0] == "Progressing=Reconciling;Degraded=NoReplicasReady", kueue
+    assert kueue[-1] == "Available=AllReplicasReady", kueue
+    kubectl("get", "ksvc", "-A")   # now Knative's Service kind is served (what KServe checks for Serverless)
     kubectl("wait", "--for=condition=Ready=False", "authorino/authorino", "-n", "knative-serving", "--timeout=30s")
     assert "authorino-server-cert" in get(kubectl, "authorino", "authorino", "-n", "knative-serving")[
         "status"]["conditions"][0]["message"]
