@@ -15,9 +15,9 @@ description:
     ready, or that they failed in a way their controller will not recover from, or O(timeout)
     seconds passed.
   - The judges (C(plugins/module_utils/kube/waits/)) know the states each upstream controller
-    writes, including the transient ones a real rollout passes through (a CatalogSource in
+    writes, including the transient ones a real rollout passes through - a CatalogSource in
     C(TRANSIENT_FAILURE) while its registry pod starts, a C(Degraded) NodeFeatureDiscovery before its
-    workers run, a CSV C(Failed) that OLM retries): those are waited through, never taken as the end.
+    workers run, a C(Failed) CSV that OLM retries. Those are waited through, never taken as the end.
   - A failure or a timeout is one line naming the object, its condition, reason and message (the
     last state seen); RV(states) lists every distinct state seen, with when.
   - In the C(perfscale.topsail.k8s) action group (the toolbox sets its connection).

@@ -169,3 +169,21 @@ def test_the_defaults_are_those_of_the_configuration_schema():
     from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton as tekton_executor
 
     assert config_schema.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS
+
+
+@pytest.mark.parametrize("seconds, duration", [(45, "45s"), (660, "11m0s"), (6060, "1h41m0s"), (3600, "1h0m0s"),
+                                               (90.2, "1m31s")])
+def test_durations_are_written_as_go_writes_them(seconds, duration):
+    assert tekton.go_duration(seconds) == duration
+
+
+def test_the_pipelinerun_carries_the_matrix_own_deadline_not_tektons_hour(tmp_path):
+    """Tekton cancels a PipelineRun after 60 minutes unless spec.timeouts.pipeline says otherwise: a matrix
+    of 6 points of 15 minutes each would be cut in the middle. The deadline is every point's timeout one
+    after the other plus a margin, the same the executor follows the run for."""
+    config = _config({"indicator": "matmul", "size": [64, 96, 128], "dtype": ["float32", "float64"]})
+    config["tests"]["benchmark"]["timeout_s"] = 900
+    plan, run, _task = _render(config, tmp_path)
+    assert tekton.matrix_deadline_s(plan.section, len(plan.points)) == 6 * 900 + 60
+    assert run["spec"]["timeouts"] == {"pipeline": "1h31m0s"}
+    assert validation.validate_pipelinerun(run, validator=VALIDATOR) == []
