@@ -90,7 +90,7 @@ class PodController(Controller):
         self._unschedulable = collections.OrderedDict()   # Ref -> None, oldest first
         self._waiting_local = collections.OrderedDict()   # Ref -> None: waiting for a local process slot
         self._which = {}                                   # (command, PATH) -> found
-        self._pull_tries = {}                              # uid -> image pulls tried (the back-off grows)
+        self._pull_tries = {}                              # uid -> (image pulls tried, time of the next try)
 
     # -- events ----------------------------------------------------------------------------
     def start(self):
@@ -322,10 +322,13 @@ class PodController(Controller):
         for ever: a waiting client sees both reasons in turn."""
         message = ('rpc error: code = NotFound desc = failed to pull and unpack image "%s": %s: not found'
                    % (image, image))
+        uid = pod["metadata"]["uid"]
+        tries, next_try = self._pull_tries.get(uid, (0, 0.0))
+        if self.clock.time() < next_try:    # woken by an event during the back-off: the kubelet waits it out
+            return next_try - self.clock.time()
         statuses = ((pod.get("status") or {}).get("containerStatuses") or [{}])
         previous = statuses[0].get("state", {}).get("waiting", {}).get("reason")
         reason = "ImagePullBackOff" if previous == "ErrImagePull" else "ErrImagePull"
-        uid = pod["metadata"]["uid"]
 
         def waiting(obj):
             for entry in obj.setdefault("status", {}).get("containerStatuses") or ():
@@ -335,11 +338,13 @@ class PodController(Controller):
         if reason == "ErrImagePull":
             self.cluster.record_event(pod, "Failed", "Failed to pull image \"%s\": %s" % (image, message),
                                       component="kubelet", event_type="Warning")
+            self._pull_tries[uid] = (tries, self.clock.time() + 1.0)
             return 1.0
-        tries = self._pull_tries[uid] = self._pull_tries.get(uid, 0) + 1
+        back_off = min(300.0, 10.0 * 2 ** min(tries, 5))
+        self._pull_tries[uid] = (tries + 1, self.clock.time() + back_off)
         self.cluster.record_event(pod, "BackOff", 'Back-off pulling image "%s"' % image, component="kubelet",
                                   event_type="Normal")
-        return min(300.0, 10.0 * 2 ** (tries - 1))
+        return back_off
 
     def _running(self, ref, pod, now):
         uid = pod["metadata"]["uid"]

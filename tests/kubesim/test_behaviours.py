@@ -51,3 +51,28 @@ def test_a_later_rule_comes_first_and_the_pods_own_annotations_win(sim):
     sim.image_behaviours.clear()
     _pod(sim, "cleared", "quay.io/x/burn:2")
     assert "kubesim.perfscale.io/log" not in (_wait_phase(sim, "cleared")["metadata"].get("annotations") or {})
+
+
+def test_an_image_that_cannot_be_pulled_backs_off_as_the_kubelet_does(sim):
+    """ErrImagePull, then ImagePullBackOff for 10 s, 20 s, ... of simulated time: events on the pod
+    during the back-off do not make the kubelet try again (30 simulated seconds: at most three tries)."""
+    reasons = []
+
+    def listen(event_type, key, obj, old):
+        if key == ("", "pods") and obj["metadata"]["name"] == "unpullable" and event_type == "MODIFIED":
+            for status in (obj.get("status") or {}).get("containerStatuses") or ():
+                reason = (status.get("state") or {}).get("waiting", {}).get("reason")
+                if reason and (not reasons or reasons[-1] != reason):
+                    reasons.append(reason)
+    sim.cluster.store.add_listener(listen)
+    try:
+        _pod(sim, "unpullable", "quay.io/x/other:0", {"kubesim.perfscale.io/image-pull": "fail"})
+        deadline = time.monotonic() + 30 / 20
+        while time.monotonic() < deadline:
+            sim.cluster.store.get(("", "pods"), "default", "unpullable")
+            time.sleep(0.05)
+    finally:
+        sim.cluster.store.remove_listener(listen)
+    pulls = [reason for reason in reasons if reason != "ContainerCreating"]
+    assert pulls[:2] == ["ErrImagePull", "ImagePullBackOff"], reasons
+    assert len(pulls) <= 6, reasons
