@@ -233,12 +233,17 @@ class CatalogSourceController(Controller):
         return None, None
 
     def _registry_pod(self, source, pullable):
-        """The catalog's registry pod (created when missing); one whose image no fixture serves cannot be pulled."""
+        """The catalog's registry pod (created when missing); one whose image no fixture serves cannot be pulled.
+        A pod of another image (the CatalogSource's image was changed) is deleted and replaced, as the gRPC
+        registry reconciler does (registry/reconciler/grpc.go: ensurePod with overwrite)."""
         cluster = self.cluster
         namespace = source["metadata"]["namespace"]
+        image = (source.get("spec") or {}).get("image", "")
         for pod in cluster.store.list(PODS, namespace)[0]:
             if (pod["metadata"].get("labels") or {}).get("olm.catalogSource") == source["metadata"]["name"]:
-                return pod
+                if self._image_of(pod) == image:
+                    return pod
+                delete_quietly(cluster, cluster.resource_for_key(PODS), namespace, pod["metadata"]["name"])
         # the registry pod's readiness probe starts after 5 s (registry/reconciler/grpc.go: Pod(..., 5, 10, ...))
         annotations = {PREFIX + "ready-delay-s": "5"} if pullable else {PREFIX + "image-pull": "fail"}
         create_or_skip(cluster, cluster.resource_for_key(PODS), {
@@ -247,9 +252,14 @@ class CatalogSourceController(Controller):
                          "labels": {"olm.catalogSource": source["metadata"]["name"], "olm.managed": "true"},
                          "annotations": annotations, "ownerReferences": [owner_reference(source)]},
             "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
-                     "containers": [{"name": "registry-server", "image": (source.get("spec") or {}).get("image", ""),
+                     "containers": [{"name": "registry-server", "image": image,
                                      "ports": [{"name": "grpc", "containerPort": 50051}]}]}}, namespace)
         return None
+
+    @staticmethod
+    def _image_of(pod):
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        return containers[0].get("image", "")
 
 
 class OperatorGroupController(Controller):

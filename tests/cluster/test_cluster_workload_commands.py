@@ -54,14 +54,25 @@ def test_update_pods_per_node_rolls_the_pool_and_names_a_degraded_one(toolbox, k
     assert read(run.command_dir, "pools.txt").startswith("worker rendered-worker-")
     assert "worker-0 pods=500" in read(run.command_dir, "nodes.txt")
 
+    # a node that cannot apply the configuration: the machine-config daemon retries for ever, the
+    # role waits its timeout and names the degraded pool
     configs = kube.dynamic.resources.get(api_version="machineconfiguration.openshift.io/v1", kind="KubeletConfig")
     configs.patch(name="set-max-pods", body={"metadata": {"annotations": {
-        "kubesim.perfscale.io/fail": "Node worker-0 is reporting: failed to run kubelet: invalid maxPods"}}},
+        "kubesim.perfscale.io/degrade-node": "failed to run kubelet: invalid maxPods"}}},
         content_type="application/merge-patch+json")
-    degraded = toolbox("cluster update_pods_per_node", {"max_pods": 600, "delay": 1, "timeout": 120}, tmp_path / "bad")
+    degraded = toolbox("cluster update_pods_per_node", {"max_pods": 600, "delay": 1, "timeout": 10}, tmp_path / "bad")
     assert degraded.returncode != 0
-    assert "MachineConfigPool(s) worker (Node worker-0 is reporting: failed to run kubelet: invalid maxPods) Degraded" \
-        in " ".join(read(degraded.command_dir, "FAILURE").split())
+    failure = " ".join(read(degraded.command_dir, "FAILURE").split())
+    assert "not ready after 10 s" in failure and "MachineConfigPool worker" in failure, failure
+    assert 'Node worker-0 is reporting: "failed to run kubelet: invalid maxPods"' in failure, failure
+    # a configuration the machine-config operator refuses: final at once
+    configs.patch(name="set-max-pods", body={"metadata": {"annotations": {
+        "kubesim.perfscale.io/degrade-node": None, "kubesim.perfscale.io/fail": "invalid maxPods 100000"}}},
+        content_type="application/merge-patch+json")
+    refused = toolbox("cluster update_pods_per_node", {"max_pods": 100000, "delay": 1, "timeout": 60}, tmp_path / "refused")
+    assert refused.returncode != 0
+    assert "KubeletConfig set-max-pods: Failure=True (Error: invalid maxPods 100000)" \
+        in " ".join(read(refused.command_dir, "FAILURE").split())
     configs.delete(name="set-max-pods")
 
     no_pool = toolbox("cluster update_pods_per_node", {"label": "example.com/pool"}, tmp_path / "none")
@@ -131,7 +142,9 @@ def test_download_to_pvc_creates_the_claim_runs_the_job_and_reports_a_failure(to
     finally:
         sim.faults.remove()
     assert failed.returncode != 0
-    assert "Job models/download-granite-3b Failed" in " ".join(read(failed.command_dir, "FAILURE").split())
+    failure = " ".join(read(failed.command_dir, "FAILURE").split())
+    assert "Job models/download-granite-3b: Failed=True (BackoffLimitExceeded: " in failure, failure
+    assert "(exit code 1: curl: (22) 404 Not Found)" in failure, failure
 
     bad = toolbox("storage download_to_pvc", dict(args, source="ftp://example.com/x"), tmp_path / "bad")
     assert bad.returncode != 0

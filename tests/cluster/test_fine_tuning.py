@@ -42,4 +42,6 @@ def test_a_fine_tuning_job_reports_its_trainer_summary_and_a_failure(toolbox, ku
     finally:
         sim.faults.remove()
     assert failed.returncode != 0
-    assert "PyTorchJob ft/granite-ft Failed" in " ".join(read(failed.command_dir, "FAILURE").split())
+    failure = " ".join(read(failed.command_dir, "FAILURE").split())
+    assert "PyTorchJob ft/granite-ft: Failed=True (PyTorchJobFailed: " in failure, failure
+    assert "container pytorch InjectedFault (exit code 1: CUDA out of memory)" in failure, failure

@@ -46,8 +46,9 @@ def test_the_fine_tuning_flow_runs_every_point_post_processes_and_names_the_fail
     assert not os.path.exists(os.path.join(points[0], "run.json"))   # the point belongs to the flow's run
     assert read(job_dirs[0], "trainer_summary.json")["summary"] == SUMMARY
     failure = read(points[1], "FAILURE")
-    assert "fine_tuning__run_fine_tuning_job_fine_tuning" in failure and "PyTorchJob fine-tuning-testing/fine-tuning Failed" \
-        in " ".join(failure.split()), failure
+    assert "fine_tuning__run_fine_tuning_job_fine_tuning" in failure and "PyTorchJob fine-tuning-testing/fine-tuning: " \
+        "Failed=True (PyTorchJobFailed: " in " ".join(failure.split()), failure
+    assert "torch.OutOfMemoryError: CUDA out of memory" in failure, failure
     assert not os.path.exists(os.path.join(points[1], "output.json"))
 
     # the fine_tuning workload: KPIs with the platform's labels, the report, the error report

@@ -62,7 +62,9 @@ def test_a_guidellm_job_gives_llm_d_benchmark_reports(toolbox, sim, tmp_path):
                              outcome="Failed")
     failed = toolbox("llmd run_guidellm_benchmark", args, tmp_path / "failed")
     assert failed.returncode != 0
-    assert "Job guidellm-benchmark Failed: Traceback: ConnectError: connection refused" in read(failed.command_dir, "FAILURE")
+    failure = " ".join(read(failed.command_dir, "FAILURE").split())
+    assert "Job default/guidellm-benchmark: Failed=True (BackoffLimitExceeded: " in failure, failure
+    assert " / Traceback: ConnectError: connection refused (log in guidellm.log)" in failure, failure
 
 
 def test_model_servers_and_an_inference_pool_with_its_plugin_configuration(toolbox, kube, tmp_path):

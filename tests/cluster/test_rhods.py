@@ -11,7 +11,11 @@ def test_openshift_ai_from_a_catalog_image_to_its_removal(toolbox, kube, tmp_pat
     unknown = toolbox("rhods deploy_ods", {"catalog_image": "quay.io/nowhere/catalog", "tag": "v1", "timeout": 20},
                       tmp_path / "unknown")
     assert unknown.returncode != 0
-    assert "serving quay.io/nowhere/catalog:v1 is TRANSIENT_FAILURE" in " ".join(read(unknown.command_dir, "FAILURE").split())
+    failure = " ".join(read(unknown.command_dir, "FAILURE").split())
+    assert "catalog quay.io/nowhere/catalog:v1: not ready after 20 s; last state: CatalogSource " \
+           "openshift-marketplace/rhoai-catalog-dev: connection TRANSIENT_FAILURE; registry Pod " in failure, failure
+    assert "ImagePullBackOff" in failure or "ErrImagePull" in failure, failure
+    assert "CatalogSource/rhoai-catalog-dev -n openshift-marketplace: connection=TRANSIENT_FAILURE" in failure, failure
 
     deployed = toolbox("rhods deploy_ods", {"catalog_image": "quay.io/rhoai/rhoai-fbc-fragment", "tag": "rhoai-2.22",
                                             "channel": "stable", "managed_rhoai": False}, tmp_path / "deploy")
@@ -43,7 +47,8 @@ def test_openshift_ai_from_a_catalog_image_to_its_removal(toolbox, kube, tmp_pat
     assert "kubeflow-training-operator" in read(waited.command_dir, "deployments.txt").split()
     odh = toolbox("rhods wait_odh", {"delay": 1, "timeout": 3}, tmp_path / "odh")
     assert odh.returncode != 0   # the Open Data Hub namespace has nothing in this cluster
-    assert "no Deployment in opendatahub (is the platform deployed there?) after 3 s" in read(odh.command_dir, "FAILURE")
+    assert "not ready after 3 s; last state: Deployments -n opendatahub: 0 of at least 1 exist (is the platform " \
+           "deployed in opendatahub?)" in read(odh.command_dir, "FAILURE")
     state = toolbox("rhods capture_state", {}, tmp_path / "state")
     assert state.returncode == 0, state.output
     assert "rhods-operator.2.22.2 Succeeded" in read(state.command_dir, "csvs.txt")

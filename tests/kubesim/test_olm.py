@@ -169,6 +169,12 @@ def test_a_catalog_connects_as_grpc_does_and_one_that_cannot_be_pulled_never_get
                   if c["type"] == "ResolutionFailed")
     assert failed["reason"] == "ErrorPreventedResolution" and "error using catalogsource openshift-marketplace/nowhere" \
         in failed["message"]
+    # its image corrected: the registry pod of the old image is replaced and the catalog connects
+    apply(kubectl, dict(nowhere, spec=source["spec"]))
+    kubectl("wait", "--for=jsonpath={.status.connectionState.lastObservedState}=READY", "catalogsource/nowhere",
+            "-n", "openshift-marketplace", "--timeout=30s")
+    pods = get(kubectl, "pods", "-n", "openshift-marketplace", "-l", "olm.catalogSource=nowhere")["items"]
+    assert [p["spec"]["containers"][0]["image"] for p in pods] == [source["spec"]["image"]]
 
 
 def csv_phase(obj):

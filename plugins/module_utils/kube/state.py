@@ -69,10 +69,19 @@ def conditions_line(obj):
         parts.insert(0, "ready=%s/%s" % (status.get("readyReplicas") or 0, status["replicas"]))
     elif isinstance(status.get("desiredNumberScheduled"), int):   # a DaemonSet
         parts.insert(0, "ready=%s/%s" % (status.get("numberReady") or 0, status["desiredNumberScheduled"]))
+    connection = status.get("connectionState")
+    if isinstance(connection, dict) and connection.get("lastObservedState"):   # a CatalogSource
+        parts.insert(0, "connection=%s" % connection["lastObservedState"])
     for key in ("phase", "state"):
         if isinstance(status.get(key), str):
             parts.insert(0, "%s=%s" % (key, status[key]))
     return "%s: %s" % (name, "; ".join(parts) if parts else "no status")
+
+
+def log_tail(text, lines=2, separator=" / "):
+    """The last ``lines`` non-blank lines of a log, stripped and joined on one line ("" for an empty log)."""
+    kept = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+    return separator.join(kept[-int(lines):]) if int(lines) > 0 else ""
 
 
 def _file_name(text):

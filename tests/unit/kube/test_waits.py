@@ -166,6 +166,25 @@ def test_a_jobs_wait_names_its_pods_trouble():
     assert core.pod_state(pod("Succeeded"), succeeded_is_ready=True) == "ready"
 
 
+def test_a_failed_job_names_its_newest_failed_pod():
+    job = {"kind": "Job", "metadata": {"name": "j", "namespace": "ns"},
+           "status": {"failed": 2, "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                                                   "message": "Job has reached the specified backoff limit"}]}}
+    older, newer = pod("Failed"), pod("Failed")
+    for item, name, created, exit_message in ((older, "p-1", "2026-01-01T00:00:00Z", "first"),
+                                              (newer, "p-2", "2026-01-01T00:01:00Z", "curl: (22) 404 Not Found")):
+        item["metadata"].update(name=name, creationTimestamp=created, labels={"batch.kubernetes.io/job-name": "j"})
+        item["status"]["containerStatuses"] = [{"name": "download", "state": {"terminated": {
+            "exitCode": 22, "reason": "Error", "message": exit_message}}}]
+    seen = waits.judge("job").observe({"subject": [job], "pods": [older, newer]}, base.Target("ns", "j"))
+    assert seen.state == "failed"
+    assert seen.summary == ("Job ns/j: Failed=True (BackoffLimitExceeded: Job has reached the specified backoff limit); "
+                            "Pod ns/p-2: Failed, container download Error (exit code 22: curl: (22) 404 Not Found)")
+    # the pods already gone: the Job's condition alone
+    gone = waits.judge("job").observe({"subject": [job], "pods": []}, base.Target("ns", "j"))
+    assert gone.summary == "Job ns/j: Failed=True (BackoffLimitExceeded: Job has reached the specified backoff limit)"
+
+
 def test_generic_waits_read_any_kind():
     obj = {"kind": "Widget", "metadata": {"name": "w"}, "status": {"conditions": [{"type": "Ready", "status": "False",
                                                                                    "reason": "Starting"}], "phase": "Up"}}
@@ -190,3 +209,37 @@ def test_several_jobs_end_when_all_have_finished_and_name_the_one_that_failed():
     seen = judge.observe({"subject": [job("a", "Failed"), job("b", "Complete")]}, target)
     assert seen == base.Seen("failed", "Job ns/a: Failed=True (BackoffLimitExceeded)")
     assert judge.observe({"subject": [job("a", "Complete"), job("b", "Complete")]}, target).state == "ready"
+
+
+def test_gpu_inventory_lists_the_operator_labelled_nodes_with_their_allocatable_gpus():
+    from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import gpu
+
+    def node(name, labels, allocatable):
+        return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": allocatable}}
+
+    nodes = [
+        node("worker-b", {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-L40S"},
+             {"nvidia.com/gpu": "4"}),
+        # time-sliced with renameByDefault: the replicas are advertised as nvidia.com/gpu.shared
+        node("worker-a", {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-A100"},
+             {"nvidia.com/gpu": "0", "nvidia.com/gpu.shared": "16"}),
+        # NFD saw the PCI device but the operator has not labelled it yet
+        node("worker-c", {"feature.node.kubernetes.io/pci-10de.present": "true"}, {}),
+        node("worker-d", {"nvidia.com/gpu.present": "true"}, {}),
+    ]
+    assert gpu.gpu_inventory(nodes) == "worker-a 16 NVIDIA-A100\nworker-b 4 NVIDIA-L40S\nworker-d 0\n"
+    assert gpu.gpu_inventory([]) == ""
+
+
+def test_a_failed_pytorchjob_names_its_failed_pod():
+    job = {"kind": "PyTorchJob", "metadata": {"name": "ft", "namespace": "ns"},
+           "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "PyTorchJobFailed",
+                                      "message": "PyTorchJob ft is failed because 1 Master replica(s) failed."}]}}
+    master = pod("Failed")
+    master["metadata"].update(name="ft-master-0", labels={"training.kubeflow.org/job-name": "ft"})
+    master["status"]["containerStatuses"] = [{"name": "pytorch", "state": {"terminated": {
+        "exitCode": 1, "reason": "Error", "message": "torch.OutOfMemoryError: CUDA out of memory"}}}]
+    seen = waits.judge("pytorchjob").observe({"subject": [job], "pods": [master]}, base.Target("ns", "ft"))
+    assert seen.state == "failed"
+    assert seen.summary.endswith("; Pod ns/ft-master-0: Failed, container pytorch Error "
+                                 "(exit code 1: torch.OutOfMemoryError: CUDA out of memory)"), seen.summary

@@ -107,6 +107,24 @@ def test_a_daemonset_state_line_counts_its_ready_pods():
     assert line == "DaemonSet/preload -n default: ready=1/3"
 
 
+def test_a_catalog_source_state_line_says_its_connection():
+    line = state.conditions_line({"kind": "CatalogSource", "metadata": {"name": "c", "namespace": "openshift-marketplace"},
+                                  "status": {"connectionState": {"lastObservedState": "TRANSIENT_FAILURE"}}})
+    assert line == "CatalogSource/c -n openshift-marketplace: connection=TRANSIENT_FAILURE"
+
+
+@pytest.mark.parametrize("text,lines,tail", [
+    ("step 1\n\nTraceback (most recent call last)\n  ConnectError: refused  \n", 2,
+     "Traceback (most recent call last) / ConnectError: refused"),
+    ("only\n", 3, "only"),
+    ("", 2, ""),
+    (None, 2, ""),
+    ("a\nb\n", 0, ""),
+])
+def test_a_log_tail_is_its_last_non_blank_lines_on_one_line(text, lines, tail):
+    assert state.log_tail(text, lines) == tail
+
+
 GPU_BURN = """GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-a)
 GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-b)
 10.0%  proc'd: 110 (17000 Gflop/s) - 108 (16900 Gflop/s)   errors: 0 - 0   temps: 40 C - 41 C

@@ -176,6 +176,18 @@ def job_progress(job):
     return "active=%s succeeded=%s failed=%s" % (status.get("active", 0), status.get("succeeded", 0), status.get("failed", 0))
 
 
+def last_failed_pod(job, pods, label="batch.kubernetes.io/job-name"):
+    """``; <the job's newest failed pod, as pod_summary says it>``, or "" (its pods may be gone); the
+    job's pods are those whose ``label`` is its name."""
+    name = (job.get("metadata") or {}).get("name")
+    mine = [p for p in pods or () if status_of(p).get("phase") == "Failed"
+            and ((p.get("metadata") or {}).get("labels") or {}).get(label) == name]
+    if not mine:
+        return ""
+    newest = max(mine, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or "")
+    return "; " + pod_summary(newest)
+
+
 class JobFinished(Judge):
     """Jobs finished: one by name, or ``count`` (default: those found, at least one) by label. All
     ``Complete`` ends the wait well; once every Job finished, a ``Failed`` one (or ``FailureTarget``,
@@ -215,7 +227,7 @@ class JobFinished(Judge):
         for job in jobs:
             finished, bad = job_outcome(job)
             if bad is not None:
-                failures.append("%s: %s" % (describe(job), condition_text(bad)))
+                failures.append("%s: %s%s" % (describe(job), condition_text(bad), last_failed_pod(job, found.get("pods"))))
             elif not finished:
                 running.append(job)
         if running:

@@ -63,6 +63,18 @@ def node_name(node):
     return (node.get("metadata") or {}).get("name")
 
 
+def gpu_inventory(nodes):
+    """One line per node the GPU operator labelled ``nvidia.com/gpu.present=true``, sorted by name:
+    ``<node> <allocatable GPUs> <nvidia.com/gpu.product>`` (time-sliced GPUs count as allocatable)."""
+    lines = []
+    for node in nodes or ():
+        if not isinstance(node, dict) or str(labels_of(node).get("nvidia.com/gpu.present")) != "true":
+            continue
+        lines.append("%s %d %s" % (node_name(node), allocatable_gpus(node),
+                                   labels_of(node).get("nvidia.com/gpu.product", "")))
+    return "".join(line.rstrip() + "\n" for line in sorted(lines))
+
+
 class NodeFeatureDiscoveryAvailable(Judge):
     """A NodeFeatureDiscovery ``Available=True``; Degraded and Progressing are how its rollout starts."""
 

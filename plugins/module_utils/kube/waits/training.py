@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import (
     Judge, Query, condition, condition_text, describe, failed, is_true, ready, status_of, waiting)
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.core import pod_summary
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.core import last_failed_pod, pod_summary
 
 TRAINING_V1 = ("https://github.com/kubeflow/trainer", "pkg/controller.v1/common/job.go, pkg/util/status.go "
                "(release-1.9, the training-operator v1 line)")
+# the label the training operator puts on a job's pods (JobNameLabel, pkg/apis/kubeflow.org/v1/common_types.go)
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 TRAINER = ("https://github.com/kubeflow/trainer", "pkg/controller/trainjob_controller.go, "
            "pkg/runtime/framework/plugins/jobset")
 
@@ -39,7 +41,7 @@ class PyTorchJobFinished(Judge):
 
     def queries(self, target):
         queries = super().queries(target)
-        queries["pods"] = Query("v1", "Pod", target.namespace, None, ("training.kubeflow.org/job-name=%s" % target.name,))
+        queries["pods"] = Query("v1", "Pod", target.namespace, None, ("%s=%s" % (JOB_NAME_LABEL, target.name),))
         return queries
 
     def observe(self, found, target):
@@ -48,7 +50,8 @@ class PyTorchJobFinished(Judge):
             return self.absent(target)
         name = describe(job)
         if is_true(job, "Failed"):
-            return failed("%s: %s" % (name, condition_text(condition(job, "Failed"))))
+            return failed("%s: %s%s" % (name, condition_text(condition(job, "Failed")),
+                                        last_failed_pod(job, found.get("pods"), JOB_NAME_LABEL)))
         if is_true(job, "Succeeded"):
             return ready("%s: %s" % (name, condition_text(condition(job, "Succeeded"))))
         current = next((condition(job, t) for t in ("Restarting", "Running", "Suspended", "Created") if is_true(job, t)), None)
