@@ -117,3 +117,27 @@ def test_kubernetes_core_modules(sim, tmp_path):
                             capture_output=True, text=True, env=env, timeout=240)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "failed=0" in result.stdout
+
+
+def test_k8s_wait_sees_a_change_at_once_through_a_watch(sim, tmp_path):
+    """A Job that completes ~10 s after its creation, waited for with a 60 s delay between looks: the
+    watch on the Job brings the next look forward, so the wait ends long before the first delay."""
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "watched", "namespace": "default"},
+           "spec": {"template": {"metadata": {"annotations": {"kubesim.perfscale.io/duration-s": "200"}},
+                                 "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    tasks = [
+        {"name": "Create the Job", "kubernetes.core.k8s": {"state": "present", "definition": job}},
+        {"name": "Wait for it", "register": "waited", "perfscale.topsail.k8s_wait": {
+            "judge": "job", "namespace": "default", "name": "watched", "timeout": 120, "delay": 60}},
+        {"name": "Check", "ansible.builtin.assert": {"that": [
+            "waited.state == 'ready'", "waited.elapsed_s < 30", "waited.states | length >= 2"]}},
+    ]
+    playbook = tmp_path / "wait.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks,
+                                         "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}}]))
+    env = dict(os.environ, KUBECONFIG=sim.kubeconfig, K8S_AUTH_KUBECONFIG=sim.kubeconfig, HOME=str(tmp_path),
+               ANSIBLE_HOME=str(tmp_path / ".ansible"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
+                             "-c", "local", str(playbook)], capture_output=True, text=True, env=env, timeout=240)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -48,6 +48,37 @@ def test_a_wait_goes_through_transient_states_and_records_each_once():
     assert time_.sleeps == [5, 5]
 
 
+def test_a_watched_change_brings_the_next_look_forward_but_not_before_the_minimum_interval():
+    time_ = FakeTime()
+    answers = iter([[pvc("Pending")], [pvc("Pending")], [pvc("Bound")]])
+    watched = []
+
+    def watch(seconds):
+        watched.append(seconds)
+        time_.now += 0.1          # the subject changed 0.1 s into the watch
+        return True
+    result = base.wait_for(waits.judge("pvc_bound"), base.Target("ns", "data"), lambda query: next(answers), 30, 5,
+                           time_.clock, time_.sleep, watch)
+    assert result.state == "ready"
+    assert watched == [5, 5]
+    assert time_.sleeps == [pytest.approx(0.4), pytest.approx(0.4)] and time_.now == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("outcome", [False, base.FetchError("watch refused")])
+def test_a_watch_that_ends_without_a_change_leaves_a_plain_sleep(outcome):
+    time_ = FakeTime()
+
+    def watch(seconds):
+        time_.now += 2
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+    base.pause(5, watch, time_.clock, time_.sleep)
+    assert time_.now == 5 and time_.sleeps == [3]
+    base.pause(0, watch, time_.clock, time_.sleep)       # nothing left to wait: no watch at all
+    assert time_.now == 5
+
+
 def test_a_wait_that_times_out_names_the_last_state_seen_in_one_line():
     result, time_, _ = run("pvc_bound", [[pvc("Pending")]], timeout=12, delay=5)
     assert result.state == "waiting" and result.timed_out
@@ -243,3 +274,10 @@ def test_a_failed_pytorchjob_names_its_failed_pod():
     assert seen.state == "failed"
     assert seen.summary.endswith("; Pod ns/ft-master-0: Failed, container pytorch Error "
                                  "(exit code 1: torch.OutOfMemoryError: CUDA out of memory)"), seen.summary
+
+
+def test_queries_are_equal_when_they_read_the_same_objects():
+    # the module recognises the subject among the queries wait_for builds again
+    assert base.Query("v1", "Pod", "ns", "p", ["a=b"]) == base.Query("v1", "Pod", "ns", "p", ("a=b",))
+    assert base.Query("v1", "Pod", "ns", "p") != base.Query("v1", "Pod", "other", "p")
+    assert len({base.Query("v1", "Pod", "ns"), base.Query("v1", "Pod", "ns")}) == 1

@@ -96,6 +96,12 @@ class Query:
     def as_dict(self):
         return {key: getattr(self, key) for key in self.__slots__}
 
+    def __eq__(self, other):
+        return isinstance(other, Query) and self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash(tuple(getattr(self, key) for key in self.__slots__))
+
 
 class Target:
     """What a wait is about: ``namespace``, ``name``, ``label_selectors`` and the judge's ``options``."""
@@ -285,9 +291,36 @@ def fetch_all(fetch, queries):
     return found
 
 
-def wait_for(judge, target, fetch, timeout_s, delay_s, clock=time.monotonic, sleep=time.sleep):
-    """Poll ``fetch(query) -> [objects]`` every ``delay_s`` seconds until ``judge`` says ready or
-    failed, or ``timeout_s`` passed (then the result is the last state, ``timed_out``).
+# with a watch, the shortest time between two looks (an object written many times a second is not
+# re-read each time)
+MIN_LOOK_INTERVAL_S = 0.5
+
+
+def pause(seconds, watch=None, clock=time.monotonic, sleep=time.sleep):
+    """Wait ``seconds`` before the next look; with ``watch(seconds) -> bool`` (True: the subject
+    changed), return as soon as it changed, but not before ``MIN_LOOK_INTERVAL_S``. A watch that
+    cannot be opened or ends early without a change leaves a plain sleep for the rest."""
+    if seconds <= 0:
+        return
+    if watch is None:
+        sleep(seconds)
+        return
+    start = clock()
+    try:
+        changed = watch(seconds)
+    except FetchError:
+        changed = False
+    spent = clock() - start
+    rest = (min(seconds, MIN_LOOK_INTERVAL_S) if changed else seconds) - spent
+    if rest > 0:
+        sleep(rest)
+
+
+def wait_for(judge, target, fetch, timeout_s, delay_s, clock=time.monotonic, sleep=time.sleep, watch=None):
+    """Look (``fetch(query) -> [objects]`` for each of the judge's queries) every ``delay_s`` seconds
+    until ``judge`` says ready or failed, or ``timeout_s`` passed (then the result is the last state,
+    ``timed_out``). With ``watch`` (see ``pause``), a change of the subject brings the next look
+    forward: the wait notices it at once, and still looks every ``delay_s`` for the other objects.
 
     A query answered with a non-terminal FetchError (the API briefly unavailable, a kind not
     served yet while its operator installs it) is a waiting state; a terminal one (401, 403)
@@ -314,4 +347,4 @@ def wait_for(judge, target, fetch, timeout_s, delay_s, clock=time.monotonic, sle
             return WaitResult(seen.state, seen.summary, found, states, elapsed, False)
         if elapsed >= timeout_s:
             return WaitResult(WAITING, seen.summary, found, states, elapsed, True)
-        sleep(max(0.0, min(delay_s, timeout_s - elapsed)))
+        pause(max(0.0, min(delay_s, timeout_s - elapsed)), watch, clock, sleep)
