@@ -120,15 +120,25 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import Pe
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError, Target, wait_for
 
+
+
+class _LibraryMissing(Exception):
+    """Stands for the client's exceptions when its library is missing (never raised then)."""
+
+
 try:
     from kubernetes.client.exceptions import ApiException
     from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 except ImportError:  # AnsibleK8SModule reports the missing kubernetes library
-    DynamicApiError = NotFoundError = OSError
+    ApiException = DynamicApiError = _LibraryMissing
+
+    class NotFoundError(_LibraryMissing):
+        """Never raised: the kubernetes library is missing."""
 try:
     from urllib3.exceptions import HTTPError as TransportError
 except ImportError:
-    TransportError = OSError
+    class TransportError(_LibraryMissing):
+        """Never raised: urllib3 is missing."""
 
 
 def argspec():

@@ -51,8 +51,8 @@ LLMISVC = {"status": {"addresses": [{"url": "http://llm-kserve-workload-svc.serv
 
 
 def test_a_load_targets_the_external_url_from_outside_and_the_internal_one_from_inside():
-    assert kserve.inference_url(EXPOSED) == {"url": "https://granite-serving.apps.example.com", "kind": "status.url",
-                                              "note": ""}
+    expected = {"url": "https://granite-serving.apps.example.com", "kind": "status.url", "note": ""}
+    assert kserve.inference_url(EXPOSED) == expected
     inside = kserve.inference_url(EXPOSED, in_cluster=True)
     assert (inside["url"], inside["kind"]) == ("http://granite-predictor.serving.svc.cluster.local", "status.address.url")
     # OpenShift AI publishes the internal Service as status.url unless exposed: said, not hidden

@@ -94,7 +94,7 @@ JUDGE_OF_KIND = {
 
 def test_the_corpus_is_large_enough_and_every_entry_says_where_it_comes_from():
     assert len(CORPUS_ENTRIES) >= 40
-    projects = {path.split(os.sep)[0] for path, _ in CORPUS_ENTRIES}
+    projects = {path.split(os.sep)[0] for path, _entry in CORPUS_ENTRIES}
     assert {"olm", "nfd", "gpu-operator", "odh", "kserve", "gateway", "tekton", "kube", "openshift"} <= projects
     for path, entry in CORPUS_ENTRIES:
         provenance = entry["provenance"]
@@ -108,7 +108,7 @@ def test_the_corpus_is_large_enough_and_every_entry_says_where_it_comes_from():
         assert entry["expect"] in os.path.basename(path), path
 
 
-@pytest.mark.parametrize("path,entry", CORPUS_ENTRIES, ids=[p for p, _ in CORPUS_ENTRIES])
+@pytest.mark.parametrize("path,entry", CORPUS_ENTRIES, ids=[p for p, _entry in CORPUS_ENTRIES])
 def test_each_wait_meets_the_upstream_state_as_upstream_means_it(path, entry):
     obj = entry["object"]
     judge_name = entry.get("wait") or JUDGE_OF_KIND.get(group_kind(obj))

@@ -41,7 +41,7 @@ def run(judge, answers, timeout=30, delay=5, **target):
 
 
 def test_a_wait_goes_through_transient_states_and_records_each_once():
-    result, time_, _ = run("pvc_bound", [[pvc("Pending")], [pvc("Pending")], [pvc("Bound")]])
+    result, time_, _calls = run("pvc_bound", [[pvc("Pending")], [pvc("Pending")], [pvc("Bound")]])
     assert result.state == "ready" and not result.timed_out
     assert [s["state"] for s in result.states] == ["waiting", "ready"]
     assert result.states[1]["after_s"] == 10.0
@@ -80,7 +80,7 @@ def test_a_watch_that_ends_without_a_change_leaves_a_plain_sleep(outcome):
 
 
 def test_a_wait_that_times_out_names_the_last_state_seen_in_one_line():
-    result, time_, _ = run("pvc_bound", [[pvc("Pending")]], timeout=12, delay=5)
+    result, time_, _calls = run("pvc_bound", [[pvc("Pending")]], timeout=12, delay=5)
     assert result.state == "waiting" and result.timed_out
     assert result.message(12) == "not ready after 12 s; last state: PersistentVolumeClaim ns/data: Pending"
     # the last look happens at the deadline, not after it
@@ -88,21 +88,21 @@ def test_a_wait_that_times_out_names_the_last_state_seen_in_one_line():
 
 
 def test_a_terminal_state_ends_the_wait_at_once():
-    result, time_, _ = run("pvc_bound", [[pvc("Lost")]])
+    result, time_, _calls = run("pvc_bound", [[pvc("Lost")]])
     assert result.state == "failed" and time_.sleeps == []
     assert result.message(30) == "PersistentVolumeClaim ns/data: Lost (its volume is gone)"
 
 
 def test_api_errors_are_waited_through_unless_they_are_final():
-    result, _, _ = run("pvc_bound", [base.FetchError("503 Service Unavailable"), [pvc("Bound")]])
+    result, _time, _calls = run("pvc_bound", [base.FetchError("503 Service Unavailable"), [pvc("Bound")]])
     assert result.state == "ready"
     assert result.states[0] == {"after_s": 0.0, "state": "waiting", "summary": "API error: 503 Service Unavailable"}
-    result, time_, _ = run("pvc_bound", [base.FetchError("403 Forbidden", terminal=True)])
+    result, time_, _calls = run("pvc_bound", [base.FetchError("403 Forbidden", terminal=True)])
     assert result.state == "failed" and result.summary == "API error: 403 Forbidden" and time_.sleeps == []
 
 
 def test_a_missing_object_is_waited_for():
-    result, _, _ = run("pvc_bound", [[], [pvc("Bound")]])
+    result, _time, _calls = run("pvc_bound", [[], [pvc("Bound")]])
     assert result.states[0]["summary"] == "PersistentVolumeClaim data -n ns does not exist (yet)"
     assert result.state == "ready"
 

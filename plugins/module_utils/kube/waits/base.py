@@ -157,8 +157,8 @@ class Judge:
         return objects[0] if objects else None
 
     def absent(self, target):
-        return waiting("%s does not exist (yet)" % Query(self.api_version, self.kind, target.namespace,
-                                                           target.name).describe())
+        query = Query(self.api_version, self.kind, target.namespace, target.name)
+        return waiting("%s does not exist (yet)" % query.describe())
 
 
 # --- reading status objects ---------------------------------------------------------------------

@@ -454,8 +454,9 @@ class GenericJudge(Judge):
         return objects
 
     def none(self, target):
-        return waiting("%s: none exists (yet)" % Query(target.option("api_version"), target.option("kind"),
-                                                         target.namespace, target.name, target.label_selectors).describe())
+        query = Query(target.option("api_version"), target.option("kind"), target.namespace, target.name,
+                      target.label_selectors)
+        return waiting("%s: none exists (yet)" % query.describe())
 
 
 class ConditionOfAny(GenericJudge):
@@ -508,8 +509,8 @@ class JsonpathOfAny(GenericJudge):
         for obj in objects:
             values = [str(v) for v in jsonpath.evaluate(obj, expression)]
             if value not in values:
-                return waiting("%s: %s is %s (waiting for %s)" % (describe(obj), expression,
-                                                                   ", ".join(values) or "absent", value))
+                seen = ", ".join(values) or "absent"
+                return waiting("%s: %s is %s (waiting for %s)" % (describe(obj), expression, seen, value))
         return ready("%d object(s) with %s = %s" % (len(objects), expression, value))
 
 

@@ -198,8 +198,8 @@ class GpuStackReady(Judge):
         desired = to_int(status_of(validator).get("desiredNumberScheduled"))
         if not done or desired < len(gpu_nodes):
             return waiting("%s: %s (%d GPU node(s))" % (describe(validator), why, len(gpu_nodes)))
-        missing = ["%s (allocatable %d, gpu.count %s)" % (node_name(n), allocatable_gpus(n),
-                                                           labels_of(n).get("nvidia.com/gpu.count", "absent"))
+        missing = ["%s (allocatable %d, gpu.count %s)"
+                   % (node_name(n), allocatable_gpus(n), labels_of(n).get("nvidia.com/gpu.count", "absent"))
                    for n in gpu_nodes
                    if allocatable_gpus(n) <= 0 or not labels_of(n).get("nvidia.com/gpu.count")]
         if missing:

@@ -116,8 +116,8 @@ class SubscriptionResolved(Judge):
             return ready("%s: AtLatestKnown, installed %s" % (name, status["installedCSV"]))
         if plan:
             pending = condition(sub, "InstallPlanPending")
-            return waiting("%s: state %s, InstallPlan %s%s" % (name, status.get("state") or "none", plan,
-                                                              ", " + condition_text(pending) if pending else ""))
+            pending_text = ", " + condition_text(pending) if pending else ""
+            return waiting("%s: state %s, InstallPlan %s%s" % (name, status.get("state") or "none", plan, pending_text))
         resolution = condition(sub, "ResolutionFailed")
         if is_true(sub, "ResolutionFailed"):
             if resolution.get("reason") == "ConstraintsNotSatisfiable" and not is_true(sub, "CatalogSourcesUnhealthy"):

@@ -147,8 +147,8 @@ class MachinesRunning(Judge):
         for machine in live:
             status = status_of(machine)
             if status.get("phase") == "Failed":
-                return failed("%s: phase Failed (%s: %s)" % (describe(machine), status.get("errorReason") or "no reason",
-                                                            short(status.get("errorMessage"))))
+                reason = status.get("errorReason") or "no reason"
+                return failed("%s: phase Failed (%s: %s)" % (describe(machine), reason, short(status.get("errorMessage"))))
         count = to_int(target.option("count", len(live) or 1), 1)
         running = [m for m in live if status_of(m).get("phase") == "Running"]
         if len(running) == len(live) == count and not deleting:

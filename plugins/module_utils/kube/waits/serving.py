@@ -90,8 +90,8 @@ class InferenceServiceReady(Judge):
         name = describe(isvc)
         status = status_of(isvc)
         if is_true(isvc, "Ready"):
-            return ready("%s: Ready (url %s, address %s)" % (name, status.get("url") or "none",
-                                                            (status.get("address") or {}).get("url") or "none"))
+            address = (status.get("address") or {}).get("url") or "none"
+            return ready("%s: Ready (url %s, address %s)" % (name, status.get("url") or "none", address))
         event = rejection(found.get("events"), isvc)
         if event is not None:
             return failed("%s: %s: %s (deployment mode %s)" % (name, event.get("reason"), short(event.get("message")),
