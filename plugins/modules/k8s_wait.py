@@ -121,7 +121,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.kube import wait
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError, Target, wait_for
 
 
-
 class _LibraryMissing(Exception):
     """Stands for the client's exceptions when its library is missing (never raised then)."""
 
