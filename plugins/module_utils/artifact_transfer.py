@@ -37,6 +37,7 @@ import time
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
@@ -51,6 +52,9 @@ PARTIAL_SUFFIX = ".perfscale-part"
 # never uploaded: the run lock, this module's own records, half-downloaded files
 NOT_UPLOADED = (".perfscale-run.lock", EXPORT_RECORD, LOCAL_MANIFEST, MANIFEST_NAME, DOWNLOAD_RECORD)
 MIB = 1024 * 1024
+# the largest object S3 stores (5 TiB): a manifest entry announcing more is refused
+MAX_OBJECT_SIZE = 5 * 1024 * 1024 * MIB
+SHA256_HEX = frozenset("0123456789abcdef")
 # S3's smallest part (but the last)
 MIN_PART_SIZE = 5 * MIB
 
@@ -432,11 +436,20 @@ def mode_names():
 
 
 class _HashingWriter:
-    def __init__(self, handle):
+    """Hashes what it writes, and stops an object that sends more bytes than its manifest entry says."""
+
+    def __init__(self, handle, key, size):
         self.handle = handle
+        self.key = key
+        self.size = size
+        self.written = 0
         self.digest = hashlib.sha256()
 
     def write(self, chunk):
+        self.written += len(chunk)
+        if self.written > self.size:
+            raise TransferError("%s: more than the %d bytes of its manifest entry (changed in the bucket?)"
+                                % (self.key, self.size))
         self.digest.update(chunk)
         self.handle.write(chunk)
 
@@ -447,7 +460,7 @@ def _download_one(client, bucket, key, path, entry):
     partial = path + PARTIAL_SUFFIX
     try:
         with open(partial, "wb") as handle:
-            writer = _HashingWriter(handle)
+            writer = _HashingWriter(handle, key, entry["size"])
             client.get_object_into(bucket, key, writer)
         if writer.digest.hexdigest() != entry["sha256"]:
             raise TransferError("%s: its SHA-256 differs from the manifest's (changed in the bucket?)" % key)
@@ -482,6 +495,46 @@ def read_manifest(client, url):
     return manifest
 
 
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _entry_problem(name, entry):
+    """What is wrong with one manifest entry's own fields (its name is checked by ``safe_paths``)."""
+    base = name.rsplit("/", 1)[-1] if isinstance(name, str) else ""
+    if base in NOT_UPLOADED or base.endswith(PARTIAL_SUFFIX):
+        return "a name the download keeps for itself"
+    if not isinstance(entry, dict):
+        return "not an object"
+    size, mtime, sha = entry.get("size"), entry.get("mtime_ns"), entry.get("sha256")
+    if not _whole(size) or not 0 <= size <= MAX_OBJECT_SIZE:
+        return "size %r: expected a whole number of bytes up to %d" % (size, MAX_OBJECT_SIZE)
+    if not _whole(mtime) or mtime < 0:
+        return "mtime_ns %r: expected a whole number of nanoseconds" % (mtime,)
+    if not isinstance(sha, str) or len(sha) != 64 or not set(sha) <= SHA256_HEX:
+        return "sha256 %r: expected 64 lowercase hex digits" % (sha if not isinstance(sha, str) else sha[:80],)
+    return None
+
+
+def check_manifest(url, dest, files):
+    """Every entry of a downloaded manifest, before anything is written: a safe relative name
+    (``safe_paths``), not one of the download's own files, with its size, time and hash. One line
+    naming the first refused entries otherwise."""
+    problems = []
+    for name in sorted(files, key=str):
+        problem = _entry_problem(name, files[name])
+        if problem:
+            problems.append("%r (%s)" % (name if len(name) <= 80 else name[:77] + "...", problem))
+    if problems:
+        more = " and %d more" % (len(problems) - safe_paths.SHOWN) if len(problems) > safe_paths.SHOWN else ""
+        raise TransferError("url %s: its %s has %d unusable entr(y/ies): %s%s; nothing was downloaded"
+                            % (url, MANIFEST_NAME, len(problems), ", ".join(problems[:safe_paths.SHOWN]), more))
+    try:
+        safe_paths.check_names(dest, list(files), "manifest entry")
+    except safe_paths.UnsafeName as exc:
+        raise TransferError("url %s: its %s: %s" % (url, MANIFEST_NAME, exc)) from None
+
+
 def _check_destination(dest, url):
     """A new or empty directory, or an earlier (maybe interrupted) download of the same url."""
     if not os.path.isdir(dest) or not os.listdir(dest):
@@ -506,6 +559,7 @@ def download_tree(client, url, dest, mode, workload, parallel=4, clock=time.mono
     manifest = read_manifest(client, url)
     dest = os.path.abspath(dest)
     _check_destination(dest, url)
+    check_manifest(url, dest, manifest["files"])
     tree = RemoteTree(dest, manifest["files"])
     record = {"url": url, "mode": mode, "run_id": manifest.get("run_id"), "complete": False}
     # written first, so that an interrupted download is resumed into the same directory

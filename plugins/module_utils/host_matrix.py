@@ -29,11 +29,14 @@ fingerprint (CPU, memory, GPUs).
 from __future__ import annotations
 
 import os
+import shutil
 import tarfile
+import tempfile
 import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 
 GROUP = "benchmark_hosts"
@@ -180,27 +183,58 @@ def pack_points(points_dir, directories, archive):
 # back on the controller
 
 
+# the most members a host's archive may hold (a point writes a few dozen files)
+MAX_ARCHIVE_MEMBERS = 200000
+# what the controller keeps in a point directory when its files come back
+KEPT_NAMES = (artifacts.SETTINGS_FILE, matrix_lib.PREVIOUS_DIR)
+
+
+def _check_members(archive, members, allowed):
+    """Refuse, before anything is written, a member that is not a regular file inside one of the
+    point directories the host was given (``safe_paths``' rule, plus: below a point directory, and not
+    over the files the controller keeps there)."""
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise MatrixError("%s: %d members, more than the %d a host's points may send back; nothing was unpacked"
+                          % (archive, len(members), MAX_ARCHIVE_MEMBERS))
+    for member in members:
+        parts = member.name.split("/")
+        if not member.isfile() or safe_paths.name_problem(member.name) or len(parts) < 2 or parts[0] not in allowed or parts[1] in KEPT_NAMES:
+            raise MatrixError("%s: member %r is not a file of a point directory the host was given; "
+                              "nothing was unpacked" % (archive, member.name))
+
+
 def unpack_points(archive, matrix_dir, directories):
     """Unpack a host's archive into its matrix directory; ``directories``: the point directory
-    names the payload sent. Every member is checked before anything is written: a regular
-    file inside one of those directories. Returns the point directories unpacked."""
+    names the payload sent. Every member is checked before anything is written (a regular file
+    inside one of those directories, no file where another member needs a directory), then the
+    archive is unpacked into a staging directory beside them: only once all of it is out does each
+    point's earlier attempt move aside and its new files move in. Returns the point directories
+    unpacked."""
     allowed = set(directories)
+    staging = None
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = tar.getmembers()
-            for member in members:
-                parts = member.name.split("/")
-                if (not member.isfile() or os.path.isabs(member.name) or ".." in parts or len(parts) < 2
-                        or parts[0] not in allowed):
-                    raise MatrixError("%s: member %r is not a file of a point directory the host was given; "
-                                      "nothing was unpacked" % (archive, member.name))
-            finished = sorted({m.name.split("/")[0] for m in members})
-            for name in finished:
-                # the controller's copy keeps settings.yaml; an earlier attempt's files move aside
-                matrix_lib.archive_previous_attempt(os.path.join(matrix_dir, name))
-            tar.extractall(matrix_dir, members=members, filter="data")
+            _check_members(archive, members, allowed)
+            staging = tempfile.mkdtemp(prefix=".unpacking-", dir=matrix_dir)
+            try:
+                safe_paths.check_tar_members(staging, members, "member")
+            except safe_paths.UnsafeName as exc:
+                raise MatrixError("%s: %s" % (archive, exc)) from None
+            tar.extractall(staging, members=members, filter="data")
+        finished = sorted({m.name.split("/")[0] for m in members})
+        for name in finished:
+            # the controller's copy keeps settings.yaml; an earlier attempt's files move aside
+            point = os.path.join(matrix_dir, name)
+            os.makedirs(point, exist_ok=True)
+            matrix_lib.archive_previous_attempt(point)
+            for entry in os.listdir(os.path.join(staging, name)):
+                os.replace(os.path.join(staging, name, entry), os.path.join(point, entry))
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise MatrixError("%s: the host's archive of its point directories is unreadable: %s" % (archive, exc)) from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     return finished
 
 

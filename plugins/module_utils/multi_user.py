@@ -17,6 +17,7 @@ import math
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s_executor
 from ansible_collections.perfscale.topsail.plugins.module_utils.multi_user_pod import USER_FILE
 
@@ -79,11 +80,18 @@ def write_user(directory, index, pod, log):
             record["error"] = "its log holds no report (%s)" % state
             artifacts.write_text_atomic(os.path.join(directory, "pod.log"), log[-20000:])
         elif found is not None:
-            k8s_executor.extract_archive(found[1], directory)
             try:
-                record.update(read_json(os.path.join(directory, USER_FILE)), pod=name, pod_state=state)
-            except (OSError, ValueError) as exc:
-                record["error"] = "its %s is unreadable: %s" % (USER_FILE, exc)
+                k8s_executor.extract_archive(found[1], directory)
+            except (ValueError, OSError) as exc:
+                record["error"] = "its report could not be unpacked: %s" % exc
+            else:
+                try:
+                    user = read_json(os.path.join(directory, USER_FILE))
+                    if not isinstance(user, dict):
+                        raise ValueError("expected a JSON object")
+                    record.update(user, pod=name, pod_state=state, user_index=index)
+                except (OSError, ValueError) as exc:
+                    record["error"] = "its %s is unreadable: %s" % (USER_FILE, exc)
             record["exit_code"] = found[0]
     record["succeeded"] = record["exit_code"] == 0 and not record["error"]
     artifacts.write_json_atomic(os.path.join(directory, USER_FILE), record)
@@ -92,6 +100,25 @@ def write_user(directory, index, pod, log):
     if not record["succeeded"]:
         artifacts.write_failure(directory, "user %d: %s" % (index, record.get("error") or "exit code %s" % record["exit_code"]))
     return record
+
+
+def collect_user(directory, index, pod, log, fetch=None):
+    """One user's record, isolated from the others: whatever its pod's log or artifacts hold, an
+    error makes this user failed with its reason (written in its directory when it can be) and
+    never stops the collection of the others. ``fetch(directory, record)``: brings its artifacts."""
+    try:
+        record = write_user(directory, index, pod, log)
+        return fetch(directory, record) if fetch is not None else record
+    except (ValueError, OSError) as exc:
+        reason = "its results could not be collected: %s" % (exc.strerror or exc if isinstance(exc, OSError) else exc)
+        record = {"user_index": index, "pod": (pod.get("metadata") or {}).get("name"), "pod_state": None,
+                  "exit_code": None, "error": reason, "succeeded": False}
+        try:
+            os.makedirs(directory, exist_ok=True)
+            artifacts.write_failure(directory, "user %d: %s" % (index, reason))
+        except OSError:
+            pass  # the summary still names this user and its reason
+        return record
 
 
 def fetch_s3_artifacts(directory, record, client, bucket):
@@ -110,10 +137,7 @@ def fetch_s3_artifacts(directory, record, client, bucket):
         data = client.get_object(bucket, key)
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             members = tar.getmembers()
-            for member in members:
-                parts = member.name.split("/")
-                if not member.isfile() or os.path.isabs(member.name) or ".." in parts:
-                    raise ValueError("member %r is not a file inside the user's directory" % member.name)
+            safe_paths.check_tar_members(directory, members, "archive member")
             tar.extractall(directory, members=members, filter="data")
     except S3Error as exc:
         record["error"] = "its artifacts could not be downloaded: %s" % exc

@@ -139,10 +139,11 @@ def execute_module(svc, params):
         except DynamicApiError:
             log = None
         directory = os.path.join(params["dest"], multi_user.user_dir_name(index, count))
-        record = multi_user.write_user(directory, index, pod, log)
+        fetch = None
         if client is not None:
-            record = multi_user.fetch_s3_artifacts(directory, record, client, store.get("bucket"))
-        return index, record
+            def fetch(directory, record):
+                return multi_user.fetch_s3_artifacts(directory, record, client, store.get("bucket"))
+        return index, multi_user.collect_user(directory, index, pod, log, fetch)
 
     records = {}
     wanted = sorted(i for i in latest if 0 <= i < count)

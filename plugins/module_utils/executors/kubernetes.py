@@ -35,6 +35,7 @@ import zlib
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
+from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 
 MANAGED_BY = "perfscale.topsail"
 JOB_LABEL = "perfscale.io/point-job"
@@ -130,6 +131,10 @@ def render_job(settings, name, point, command, timeout_s, matrix_name, environ=N
     }
 
 
+# the most a pod's archive may unpack to (its files are held in memory before they are written)
+MAX_ARCHIVE_BYTES = 1024 * 1024 * 1024
+
+
 def parse_archive(log):
     """``(exit code, {relative path: bytes})`` from a pod log (``pod_point.py``'s format); ``None``
     when it holds no complete archive (the pod was stopped before writing it). Raises ValueError
@@ -146,14 +151,19 @@ def parse_archive(log):
     header = lines[first].split()
     if len(header) != 3 or not header[1].lstrip("-").isdigit() or not header[2].isdigit():
         raise ValueError("archive header %r: expected BEGIN <exit code> <files>" % lines[first])
-    files, current, chunks = {}, None, []
+    files, current, chunks, total = {}, None, [], [0]
 
     def finish():
         if current is None:
             return
         name, size, crc = current
+        total[0] += size
+        if size < 0 or total[0] > MAX_ARCHIVE_BYTES:
+            raise ValueError("archive file %s: %d bytes would bring the archive past its limit of %d bytes"
+                             % (name, size, MAX_ARCHIVE_BYTES))
         try:
-            data = zlib.decompress(binascii.a2b_base64("".join(chunks)))
+            # never more than the announced size plus one byte: a zip bomb stops there
+            data = zlib.decompressobj().decompress(binascii.a2b_base64("".join(chunks)), size + 1)
         except (binascii.Error, zlib.error) as exc:
             raise ValueError("archive file %s: %s" % (name, exc)) from None
         if len(data) != size or zlib.crc32(data) != crc:
@@ -179,19 +189,9 @@ def parse_archive(log):
 
 
 def extract_archive(files, directory):
-    """Write an archive's files into ``directory``; a path outside it is refused before
-    anything is written."""
-    root = os.path.realpath(directory)
-    targets = {}
-    for name in files:
-        target = os.path.realpath(os.path.join(root, name))
-        if not name or os.path.isabs(name) or ".." in name.split("/") or not target.startswith(root + os.sep):
-            raise ValueError("archive member %r is not a file inside the point directory" % name)
-        targets[name] = target
-    for name, data in files.items():
-        os.makedirs(os.path.dirname(targets[name]), exist_ok=True)
-        with open(targets[name], "wb") as handle:
-            handle.write(data)
+    """Write an archive's files into ``directory``; a name ``safe_paths`` refuses (outside it, or a
+    file where another needs a directory) refuses the whole archive before anything is written."""
+    return safe_paths.write_files(directory, files, "archive member")
 
 
 def api_error(exc):

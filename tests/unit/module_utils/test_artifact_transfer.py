@@ -247,3 +247,74 @@ def test_the_prometheus_captures_of_the_tests_come_with_the_cache_or_the_importa
     assert not (tmp_path / "dl" / "003__cluster__dump_prometheus_db").exists()  # the TSDB dump stays remote
     transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl2"), mode, workload)
     assert not (tmp_path / "dl2" / capture.relative_to(tmp_path / "dl")).exists()
+
+
+def hostile(store, entries, objects=None):
+    """Rewrite the uploaded manifest with extra ``entries`` ({name: data}), their objects put as named."""
+    key = ("bkt", "ci/run/" + transfer.MANIFEST_NAME)
+    manifest = json.loads(store.objects[key])
+    for name, data in entries.items():
+        manifest["files"][name] = {"size": len(data), "mtime_ns": 1, "sha256": hashlib.sha256(data).hexdigest(),
+                                   "etag": hashlib.md5(data).hexdigest()}
+        store.objects[("bkt", "ci/run/" + name)] = data
+    for name, data in (objects or {}).items():
+        store.objects[("bkt", "ci/run/" + name)] = data
+    store.objects[key] = json.dumps(manifest).encode()
+
+
+def files_under(path):
+    return sorted(os.path.relpath(os.path.join(d, f), str(path)) for d, _dirs, fs in os.walk(str(path)) for f in fs)
+
+
+@pytest.mark.parametrize("mode", transfer.mode_names())
+@pytest.mark.parametrize("name,problem", [
+    ("../outside/settings.yaml", "has a '..' segment"), ("../../x", "has a '..' segment"),
+    ("/tmp/abs/settings.yaml", "absolute"), ("a//settings.yaml", "has an empty segment"),
+    ("001__matbenchmarking\\..\\..\\x", "holds a backslash"), ("C:/x/settings.yaml", "has a drive prefix"),
+])
+def test_a_manifest_naming_a_place_outside_the_directory_is_refused_and_nothing_is_written(tmp_path, mode, name, problem):
+    _root, store, workload = uploaded_tree(tmp_path, points=1)
+    hostile(store, {name: b"owned\n"})
+    dest = tmp_path / "area" / "dl"
+    with pytest.raises(transfer.TransferError) as refused:
+        transfer.download_tree(store, "s3://bkt/ci/run", str(dest), mode, workload)
+    message = str(refused.value)
+    assert "\n" not in message and "manifest entry(s) refused: %r (%s)" % (name, problem) in message
+    assert not dest.exists() and files_under(tmp_path / "area") == []
+    assert not os.path.exists("/tmp/abs/settings.yaml")
+
+
+@pytest.mark.parametrize("entry,problem", [
+    ({"size": 10 ** 20, "mtime_ns": 1, "sha256": "0" * 64}, "size 100000000000000000000: expected a whole number"),
+    ({"size": -1, "mtime_ns": 1, "sha256": "0" * 64}, "size -1"),
+    ({"size": "12", "mtime_ns": 1, "sha256": "0" * 64}, "size '12'"),
+    ({"size": 1, "mtime_ns": 1.5, "sha256": "0" * 64}, "mtime_ns 1.5"),
+    ({"size": 1, "mtime_ns": 1, "sha256": "nothex"}, "sha256 'nothex'"),
+    ("a string", "not an object"),
+])
+def test_a_manifest_entry_with_absurd_fields_is_refused_by_name(tmp_path, entry, problem):
+    _root, store, workload = uploaded_tree(tmp_path, points=1)
+    key = ("bkt", "ci/run/" + transfer.MANIFEST_NAME)
+    manifest = json.loads(store.objects[key])
+    manifest["files"]["extra.txt"] = entry
+    store.objects[key] = json.dumps(manifest).encode()
+    with pytest.raises(transfer.TransferError, match="1 unusable entr\\(y/ies\\): 'extra.txt' \\(%s" % problem.replace(
+            "(", "\\(")):
+        transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl"), "all", workload)
+    assert not (tmp_path / "dl").exists()
+
+
+@pytest.mark.parametrize("name", [transfer.DOWNLOAD_RECORD, "sub/x" + transfer.PARTIAL_SUFFIX])
+def test_a_manifest_cannot_name_the_downloads_own_files(tmp_path, name):
+    _root, store, workload = uploaded_tree(tmp_path, points=1)
+    hostile(store, {name: b"{}"})
+    with pytest.raises(transfer.TransferError, match="a name the download keeps for itself"):
+        transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl"), "all", workload)
+
+
+def test_an_object_longer_than_its_entry_is_cut_off_and_not_kept(tmp_path):
+    _root, store, workload = uploaded_tree(tmp_path, points=1)
+    hostile(store, {"big.bin": b"x" * 10}, objects={"big.bin": b"x" * (3 * MIB)})
+    with pytest.raises(transfer.TransferError, match="big.bin: more than the 10 bytes of its manifest entry"):
+        transfer.download_tree(store, "s3://bkt/ci/run", str(tmp_path / "dl"), "all", workload)
+    assert not [name for name in files_under(tmp_path / "dl") if "big.bin" in name]

@@ -157,11 +157,25 @@ def test_a_damaged_or_missing_archive_is_told_apart():
         k8s.parse_archive(log.replace(pod_point.BEGIN + " 0 1", pod_point.BEGIN + " 0 2"))
 
 
-@pytest.mark.parametrize("name", ["../escape.txt", "/abs.txt", "sub/../../escape.txt", "."])
+@pytest.mark.parametrize("name", ["../escape.txt", "/abs.txt", "sub/../../escape.txt", ".", "sub/", "a\\b", "fine.txt/x"])
 def test_an_archive_cannot_write_outside_the_point_directory(tmp_path, name):
     _code, files = k8s.parse_archive(_archive_log({"fine.txt": b"1", name: b"x"}))
     target = tmp_path / "point"
     target.mkdir()
-    with pytest.raises(ValueError, match="is not a file inside the point directory"):
+    with pytest.raises(ValueError, match="archive member\\(s\\) refused: .*nothing was written"):
         k8s.extract_archive(files, str(target))
     assert os.listdir(target) == [] and not (tmp_path / "escape.txt").exists()
+
+
+def test_an_archive_announcing_more_than_it_holds_or_past_the_limit_is_refused(monkeypatch):
+    log = _archive_log({"big.bin": b"\0" * 100000})
+    # a file header announcing fewer bytes than its data unpacks to: decompression stops one byte past it
+    lines = log.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith(pod_point.FILE + " "))
+    fields = lines[header].split()
+    lines[header] = " ".join(fields[:2] + ["10"] + fields[3:])
+    with pytest.raises(ValueError, match="11 bytes with crc32 .* expected 10 bytes"):
+        k8s.parse_archive("\n".join(lines))
+    monkeypatch.setattr(k8s, "MAX_ARCHIVE_BYTES", 1000)
+    with pytest.raises(ValueError, match="past its limit of 1000 bytes"):
+        k8s.parse_archive(log)

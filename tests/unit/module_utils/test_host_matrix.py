@@ -92,7 +92,9 @@ def _archive(path, members):
 
 
 @pytest.mark.parametrize("member", [("../escape", "file"), ("/abs/file", "file"), ("other_point/exit_code", "file"),
-                                    ("000__a/link", "link"), ("000__a", "file")])
+                                    ("000__a/link", "link"), ("000__a", "file"), ("000__a/", "file"),
+                                    ("000__a//x", "file"), ("000__a/./x", "file"), ("000__a/settings.yaml/x", "file"),
+                                    ("000__a/_previous", "file")])
 def test_an_archive_with_anything_but_files_of_the_given_points_is_refused_before_anything_is_written(tmp_path, member):
     matrix_dir = tmp_path / "matrix"
     (matrix_dir / "000__a").mkdir(parents=True)
@@ -101,6 +103,34 @@ def test_an_archive_with_anything_but_files_of_the_given_points_is_refused_befor
     with pytest.raises(MatrixError, match="is not a file of a point directory the host was given; nothing was unpacked"):
         host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
     assert sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
+    assert sorted(os.listdir(matrix_dir)) == ["000__a"]
+
+
+def test_a_file_where_another_member_needs_a_directory_leaves_the_earlier_attempt_in_place(tmp_path):
+    matrix_dir = tmp_path / "matrix"
+    (matrix_dir / "000__a").mkdir(parents=True)
+    (matrix_dir / "000__a" / "stdout.log").write_text("kept")
+    archive = _archive(tmp_path / "points.tar.gz", [("000__a/exit_code", "file"), ("000__a/out", "file"),
+                                                    ("000__a/out/x", "file")])
+    with pytest.raises(MatrixError, match="'000__a/out/x' \\(needs '000__a/out' as a directory.*nothing was written"):
+        host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
+    assert sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
+    assert sorted(os.listdir(matrix_dir)) == ["000__a"]
+
+
+def test_an_archive_that_breaks_while_unpacking_leaves_every_point_as_it_was(tmp_path, monkeypatch):
+    matrix_dir = tmp_path / "matrix"
+    (matrix_dir / "000__a").mkdir(parents=True)
+    (matrix_dir / "000__a" / "stdout.log").write_text("kept")
+    archive = _archive(tmp_path / "points.tar.gz", [("000__a/exit_code", "file"), ("000__a/stdout.log", "file")])
+
+    def broken(self, *args, **kwargs):
+        raise tarfile.ReadError("unexpected end of data")
+    monkeypatch.setattr(tarfile.TarFile, "extractall", broken)
+    with pytest.raises(MatrixError, match="unreadable: unexpected end of data"):
+        host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
+    assert (matrix_dir / "000__a" / "stdout.log").read_text() == "kept"
+    assert sorted(os.listdir(matrix_dir)) == ["000__a"] and sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
 
 
 def test_a_damaged_archive_is_one_line(tmp_path):

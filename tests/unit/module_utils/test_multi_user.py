@@ -191,3 +191,57 @@ def test_a_barrier_never_reached_times_out_and_abort_on_failure_stops_later_user
 def test_a_bad_redis_address_is_one_line():
     with pytest.raises(multi_user_pod.RedisError, match="PERFSCALE_MULTI_REDIS='nowhere': expected host:port"):
         multi_user_pod.Redis("nowhere", timeout=1)
+
+
+def _hostile_log(files):
+    stream = io.StringIO()
+    stream.write("%s 0 %d\n" % (pod_point.BEGIN, len(files)))
+    for name, data in files.items():
+        pod_point.write_file_entry(stream, name, data)
+    stream.write(pod_point.END + "\n")
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("files,reason", [
+    ({"user.json": b"{}", "../../x": b"escape"}, "'../../x' (has a '..' segment)"),
+    ({"user.json": b"{}", "a": b"1", "a/b": b"2"}, "'a/b' (needs 'a' as a directory"),
+    ({"user.json": b"[1, 2]"}, "its user.json is unreadable: expected a JSON object"),
+])
+def test_one_users_bad_report_fails_that_user_only(tmp_path, files, reason):
+    good = _log(str(tmp_path / "pod"), 0, {"user.json": json.dumps(record(0, 1.0, 2.0, 2.0, 3.0))})
+    records = {0: multi_user.collect_user(str(tmp_path / "dest" / "0__user_0"), 0, POD, good),
+               1: multi_user.collect_user(str(tmp_path / "dest" / "1__user_1"), 1, POD, _hostile_log(files))}
+    assert records[0]["succeeded"] and not records[1]["succeeded"]
+    assert reason in records[1]["error"] and reason in (tmp_path / "dest" / "1__user_1" / "FAILURE").read_text()
+    assert not (tmp_path / "x").exists() and not (tmp_path / "dest" / "x").exists()
+    summary = multi_user.summarize(records, 2)
+    assert (summary["succeeded"], summary["failed"]) == (1, 1)
+
+
+def test_a_user_whose_directory_cannot_be_written_is_failed_and_the_others_collected(tmp_path):
+    (tmp_path / "dest").mkdir()
+    (tmp_path / "dest" / "1__user_1").write_text("a file where the user's directory goes")
+    log = _log(str(tmp_path / "pod"), 0, {"user.json": json.dumps(record(1, 1.0, 2.0, 2.0, 3.0))})
+    result = multi_user.collect_user(str(tmp_path / "dest" / "1__user_1"), 1, POD, log)
+    assert not result["succeeded"] and result["error"].startswith("its results could not be collected: ")
+
+
+def test_a_users_artifacts_archive_with_a_bad_member_fails_that_user(tmp_path):
+    import tarfile
+
+    class Store:
+        def get_object(self, bucket, key):
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+                for name in ("ok.txt", "ok.txt/inner"):
+                    info = tarfile.TarInfo(name)
+                    info.size = 1
+                    tar.addfile(info, io.BytesIO(b"x"))
+            return buffer.getvalue()
+
+    directory = tmp_path / "u"
+    directory.mkdir()
+    result = multi_user.fetch_s3_artifacts(str(directory), {"user_index": 3, "artifacts_s3_key": "k", "succeeded": True},
+                                           Store(), "b")
+    assert not result["succeeded"] and "'ok.txt/inner' (needs 'ok.txt' as a directory" in result["error"]
+    assert sorted(os.listdir(str(directory))) == ["FAILURE", "user.json"]
