@@ -594,6 +594,19 @@ def _percent(value):
     return "%+.1f%%" % (100 * value) if isinstance(value, (int, float)) else ""
 
 
+def _change(line):
+    """A verdict line's change: relative when it is defined, else absolute (a rise from 0)."""
+    relative = line.get("relative_change_since", line.get("relative_change"))
+    if isinstance(relative, (int, float)):
+        return _percent(relative)
+    absolute = line.get("absolute_change_since", line.get("absolute_change"))
+    return "%s (absolute; from 0)" % _fmt_signed(absolute) if isinstance(absolute, (int, float)) else ""
+
+
+def _fmt_signed(value):
+    return ("+" if value > 0 else "") + _fmt(value)
+
+
 def _since(line):
     since = line.get("since") or {}
     if not since:
@@ -632,7 +645,7 @@ def regression_report(summary, details):
                                escape(r["test"]), " <span class='failed'>(noisy)</span>" if r.get("noisy") else "",
                                escape(r["kpi"]), _fmt(r["current"]), escape(r["unit"]),
                                _fmt(r.get("pre_change_mean", r.get("mean_before", r.get("history_mean")))),
-                               _percent(r.get("relative_change_since", r.get("relative_change"))),
+                               escape(_change(r)),
                                _fmt(r.get("pvalue")) if r.get("pvalue") is not None else "",
                                escape(_since(r) or r["method"])) for r in summary[kind])
             parts.append("<h2 class='%s'>%s</h2><table><tr><th>test</th><th>KPI</th><th>current</th><th>baseline</th>"
@@ -657,7 +670,7 @@ def regression_report(summary, details):
                 if kpi.get("view_of") else ""))
             facts = ["method %s" % evidence["method"], "%d history point(s)" % evidence["history_points"]]
             for key in ("history_mean", "baseline_mean", "mean_before", "mean_after", "pre_change_mean",
-                        "relative_change", "relative_change_since", "pvalue", "effect_size"):
+                        "absolute_change", "relative_change", "relative_change_since", "pvalue", "effect_size"):
                 if evidence.get(key) is not None:
                     value = evidence[key]
                     facts.append("%s %s" % (key.replace("_", " "), _percent(value) if key.startswith("relative_change")
@@ -666,6 +679,8 @@ def regression_report(summary, details):
                 facts.append(_since(dict(evidence, relative_change_since=evidence.get("relative_change_since"))))
             if evidence.get("note"):
                 facts.append(evidence["note"])
+            for key, reason in sorted((evidence.get("undefined") or {}).items()):
+                facts.append("%s undefined: %s" % (key.replace("_", " "), reason))
             parts.append("<p class='meta'>%s &middot; %s is better</p>" % (
                 " &middot; ".join(escape(f) for f in facts), "higher" if kpi["higher_is_better"] else "lower"))
             if kpi["history"]:

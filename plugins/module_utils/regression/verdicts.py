@@ -20,6 +20,7 @@ history at all the KPI is reported as such.
 from __future__ import annotations
 
 import datetime
+import math
 import statistics
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError
@@ -63,7 +64,7 @@ def _against(baseline, current):
     """The current value against a baseline segment: relative change, a prediction t-test
     (two-sided p-value) and the effect size (distance in standard deviations)."""
     mean = statistics.fmean(baseline)
-    evidence = {"baseline_mean": mean, "baseline_points": len(baseline),
+    evidence = {"baseline_mean": mean, "baseline_points": len(baseline), "absolute_change": current - mean,
                 "relative_change": maths.relative_change(mean, current)}
     if len(baseline) >= 2:
         stdev = statistics.stdev(baseline)
@@ -74,7 +75,36 @@ def _against(baseline, current):
     return evidence
 
 
+# evidence keys that are ratios: undefined (``None`` plus a reason) when their base is 0
+RATIO_KEYS = ("relative_change", "relative_change_since", "change_at_since", "effect_size")
+
+
 def judge(history, current, higher_is_better, method, options, short_history_threshold):
+    """``_judge``'s verdict, with evidence that is strict JSON: a ratio with a zero base (a rise from
+    an all-zero history: an error count that was always 0) is ``None`` in the evidence, named in
+    ``evidence["undefined"]`` with the reason, and the verdict rests on the absolute change
+    (``absolute_change``): any change from exactly 0 is as large as a change can be."""
+    verdict, evidence = _judge(history, current, higher_is_better, method, options, short_history_threshold)
+    undefined = {}
+    for key in RATIO_KEYS:
+        value = evidence.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            evidence[key] = None
+            undefined[key] = ("its base is 0 (a %s from 0): judged by the absolute change"
+                              % ("rise" if value > 0 else "fall") if key != "effect_size"
+                              else "the baseline does not vary: judged by the absolute change")
+    for change in evidence.get("change_points") or ():
+        if not math.isfinite(change["relative_change"]):
+            change["relative_change"] = None
+    for key in ("pvalue", "statistic"):
+        if isinstance(evidence.get(key), float) and not math.isfinite(evidence[key]):
+            evidence[key] = None
+    if undefined:
+        evidence["undefined"] = undefined
+    return verdict, evidence
+
+
+def _judge(history, current, higher_is_better, method, options, short_history_threshold):
     """Verdict and evidence for one KPI value against its history.
 
     ``history`` is a list of stored documents (``value``, ``@timestamp``, ``run_id``,
@@ -110,7 +140,7 @@ def judge(history, current, higher_is_better, method, options, short_history_thr
     evidence["change_points"] = [c.as_dict() for c in changes]
     latest = changes[-1] if changes else None
     if latest is not None and latest.index == len(series) - 1:
-        evidence.update(latest.as_dict())
+        evidence.update(latest.as_dict(), absolute_change=latest.mean_after - latest.mean_before)
         return direction_verdict(latest.relative_change, higher_is_better), evidence
     segment_start = latest.index if latest is not None else 0
     evidence.update(_against(values[segment_start:], current))
@@ -121,7 +151,8 @@ def judge(history, current, higher_is_better, method, options, short_history_thr
         if direction_verdict(still, higher_is_better) == "regression" and \
                 abs(still) >= abs(latest.relative_change) / 2:
             evidence.update(since=_point(history, latest.index), change_at_since=latest.relative_change,
-                            pre_change_mean=before, relative_change_since=still, pvalue_at_since=latest.pvalue)
+                            pre_change_mean=before, relative_change_since=still, pvalue_at_since=latest.pvalue,
+                            absolute_change_since=current - before)
             return "persisting_regression", evidence
     return "no_change", evidence
 
@@ -185,8 +216,8 @@ def _baseline(history, forgotten, keep_noisy, excluded):
 def _line(test_path, name, kpi, verdict, evidence, noisy):
     line = {"test": test_path, "kpi": name, "unit": kpi["unit"], "current": kpi["value"], "verdict": verdict,
             "history_points": evidence["history_points"], "method": evidence["method"], "noisy": bool(noisy)}
-    for key in ("history_mean", "mean_before", "baseline_mean", "relative_change", "pvalue", "effect_size", "since",
-                "pre_change_mean", "relative_change_since"):
+    for key in ("history_mean", "mean_before", "baseline_mean", "absolute_change", "relative_change", "pvalue",
+                "effect_size", "since", "pre_change_mean", "relative_change_since", "undefined"):
         if evidence.get(key) is not None:
             line[key] = evidence[key]
     return line
@@ -278,7 +309,9 @@ def analyse(payloads, store, settings, workload_name):
             record = dict(labels)
             record.update({"kind": "regression", "kpi_name": name, "value": kpi["value"], "unit": kpi["unit"],
                            "verdict": verdict, "method": evidence["method"], "view_of": primary,
-                           "relative_change": evidence.get("relative_change"), "pvalue": evidence.get("pvalue"),
+                           "relative_change": evidence.get("relative_change"),
+                           "absolute_change": evidence.get("absolute_change"), "undefined": evidence.get("undefined"),
+                           "pvalue": evidence.get("pvalue"),
                            "effect_size": evidence.get("effect_size"), "history_points": evidence["history_points"],
                            "noisy": bool(noisy),
                            "test_uuid": payload["metadata"]["test_uuid"], "@timestamp": payload["metadata"]["timestamp"],

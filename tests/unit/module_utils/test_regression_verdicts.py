@@ -182,3 +182,51 @@ def test_the_gate_can_require_history_and_fail_on_persisting_regressions(tmp_pat
     strict, _r, _d = ra.analyse([payload("new", 64, 61.0, 1 / 61.0)], store, settings(fail_on_persisting=True), "w")
     assert strict["fail_test"] and strict["fail_reasons"] == ["1 persisting regression(s)"]
     store.close()
+
+
+def error_documents(values):
+    return [stores_base.kpi_document({
+        "indicator": "matmul", "size": 64, "version": "9.0", "test_path": "old/%d" % day, "kpi_name": "errors",
+        "value": value, "unit": "count", "higher_is_better": False, "ignored_for_regression": False,
+        "test_uuid": "e%d" % day, "workload": "w", "run_id": "e-run-%d" % day,
+        "@timestamp": "2026-10-%02dT10:00:00+00:00" % (day + 1)}) for day, value in enumerate(values)]
+
+
+def error_payload(count):
+    found = payload("new", 64, 100.0, 0.01)
+    found["kpis"] = {"errors": {"value": count, "unit": "count", "help": "errors", "higher_is_better": False,
+                                "ignored_for_regression": False}}
+    return found
+
+
+@pytest.mark.parametrize("history_length", [3, 20])   # short history, and enough for the method
+def test_a_rise_from_an_all_zero_history_is_judged_by_its_absolute_change_and_stays_strict_json(tmp_path,
+                                                                                                history_length):
+    import json
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    store.write(error_documents([0] * history_length))
+    summary, records, details = ra.analyse([error_payload(3)], store, settings(), "w")
+    store.close()
+    assert [r["kpi"] for r in summary["regressions"]] == ["errors"] and summary["fail_test"]
+    line = summary["regressions"][0]
+    assert line["absolute_change"] == 3 and "relative_change" not in line
+    assert line["undefined"]["relative_change"] == "its base is 0 (a rise from 0): judged by the absolute change"
+    assert records[0]["relative_change"] is None and records[0]["absolute_change"] == 3
+    assert "relative_change" in records[0]["undefined"]
+    # strict JSON all the way: the records, the summary and the details
+    json.dumps([summary, records, details], allow_nan=False)
+    _title, html = reports.regression_report(summary, details)
+    assert "+3 (absolute; from 0)" in html and "relative change undefined: its base is 0" in html
+
+
+def test_an_all_zero_history_and_a_zero_value_is_no_change(tmp_path):
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    store.write(error_documents([0] * 20))
+    summary, records, _details = ra.analyse([error_payload(0)], store, settings(), "w")
+    store.close()
+    assert records[0]["verdict"] == "no_change" and records[0]["relative_change"] == 0.0 and not summary["fail_test"]
