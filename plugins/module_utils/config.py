@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 PRESETS_SECTION = "ci_presets"
@@ -74,11 +74,17 @@ def _yaml_loader_without_duplicates():
 
 
 def parse_yaml_text(text, source):
-    """Parse YAML text; errors name the source, line and column."""
+    """Parse YAML text; errors name the source, line and column. Bounded (``bounded_input``): a
+    document past its size or depth, or holding ``.inf``/``.nan``, is one line naming the key."""
     import yaml
 
+    def load(document):
+        return yaml.load(document, Loader=_yaml_loader_without_duplicates())  # nosec B506 - SafeLoader subclass
+
     try:
-        return yaml.load(text, Loader=_yaml_loader_without_duplicates())  # nosec B506 - SafeLoader subclass
+        return bounded_input.parse(load, text, source)
+    except bounded_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = "line %d, column %d" % (mark.line + 1, mark.column + 1) if mark else "unknown position"
@@ -298,9 +304,16 @@ def parse_overrides(value, source="overrides"):
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = bounded_input.load_json(value, source)
+        except bounded_input.NotJSON:
             value = parse_yaml_text(value, source)
+        except bounded_input.InputError as exc:
+            raise ConfigError(str(exc)) from None
+    else:
+        try:
+            bounded_input.check_tree(value, source)
+        except bounded_input.InputError as exc:
+            raise ConfigError(str(exc)) from None
     if value is None:
         return {}
     if not isinstance(value, dict):

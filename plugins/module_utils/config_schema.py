@@ -20,8 +20,14 @@ from __future__ import annotations
 
 import difflib
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
+
+
+# upper bounds: a value past them is a typo (or 1e300), refused by name before it overflows later
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_TOOL_TIMEOUT_S = 24 * 3600
 
 
 def _strict():
@@ -56,7 +62,7 @@ def capture_environment_model():
         model_config = _strict()
         enabled: bool = True
         gpu: bool = True
-        nvidia_smi_timeout: int = pydantic.Field(default=30, gt=0)
+        nvidia_smi_timeout: int = pydantic.Field(default=30, gt=0, le=MAX_TOOL_TIMEOUT_S)
         # None: the collection's default list (host_environment.DEFAULT_PACKAGES)
         packages: Optional[List[str]] = None
 
@@ -113,7 +119,7 @@ def benchmark_model():
         pass_env: List[str] = []
         keep: bool = False
         # a point's files come back through its pod log, as one archive of at most this size
-        archive_limit_mib: float = pydantic.Field(default=8, gt=0)
+        archive_limit_mib: float = pydantic.Field(default=8, gt=0, le=1024)
 
     class TektonExecutor(pydantic.BaseModel):
         """executor: tekton: the matrix as a PipelineRun (see module_utils/tekton.py)."""
@@ -154,7 +160,7 @@ def benchmark_model():
         parallelism: Union[str, Dict[str, int]] = "sequential"
         stop_on_error: bool = False
         fail_on_point_failure: bool = True
-        timeout_s: float = pydantic.Field(default=600, gt=0)
+        timeout_s: float = pydantic.Field(default=600, gt=0, le=MAX_TIMEOUT_S)
         name_template: Optional[str] = None
         matrix: Matrix = Matrix()
         indicators: Dict[str, Indicator] = {}
@@ -203,7 +209,7 @@ def export_model():
     fields = {
         "enabled": (bool, True),
         "backend": (_choice(stores.backend_names()), "sqlite"),
-        "timeout_s": (float, pydantic.Field(default=10.0, gt=0)),
+        "timeout_s": (float, pydantic.Field(default=10.0, gt=0, le=MAX_TOOL_TIMEOUT_S)),
     }
     # each backend brings the model of its own sub-section (export.<backend>)
     for name, backend in stores.BACKENDS.items():
@@ -234,7 +240,7 @@ def export_artifacts_model():
         parallel: int = pydantic.Field(default=4, ge=1, le=64)
         # files larger than this go in parts of this size (S3's smallest part is 5 MiB)
         part_size_mib: int = pydantic.Field(default=8, ge=5, le=5120)
-        timeout_s: float = pydantic.Field(default=60.0, gt=0)
+        timeout_s: float = pydantic.Field(default=60.0, gt=0, le=MAX_TOOL_TIMEOUT_S)
 
         @pydantic.model_validator(mode="after")
         def _complete_when_enabled(self):
@@ -260,9 +266,9 @@ def regression_model():
         model_config = _strict()
         # a test whose repetitions spread more than this (the workload's measure, e.g. the CV of
         # the repetition times) is noisy; None: never flagged for spread
-        max_spread: Optional[float] = pydantic.Field(default=0.10, gt=0)
+        max_spread: Optional[float] = pydantic.Field(default=0.10, gt=0, le=1000)
         # ... or whose host was this loaded (1-minute load average per CPU) while it ran
-        max_load_per_cpu: Optional[float] = pydantic.Field(default=0.75, gt=0)
+        max_load_per_cpu: Optional[float] = pydantic.Field(default=0.75, gt=0, le=1000)
         keep_in_baseline: bool = False
 
     class Regression(pydantic.BaseModel):
@@ -275,7 +281,7 @@ def regression_model():
         compare_across_machines: bool = False
         machine_keys: Optional[List[str]] = None
         noise: Noise = Noise()
-        short_history_threshold: float = pydantic.Field(default=0.10, gt=0)
+        short_history_threshold: float = pydantic.Field(default=0.10, gt=0, le=1000)
         options: Dict[str, Dict[str, Any]] = {}
         comparison_keys: Optional[List[str]] = None
         ignored_keys: Optional[List[str]] = None
@@ -381,7 +387,12 @@ def read_section(config, section):
 def validate_config(config):
     """Validate every section the configuration has, then plan the benchmark matrix
     and load the post-processing workload: any mistake is one ConfigError, before
-    any work starts. Returns the validated sections."""
+    any work starts. Returns the validated sections. Every value of every section (the
+    project's own included) is finite and the tree is bounded in depth."""
+    try:
+        bounded_input.check_tree(config, "configuration")
+    except bounded_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
     validated = {}
     for section in SECTIONS:
         if config_lib.get_dotted(config, section, None) is not None:

@@ -49,10 +49,13 @@ import time
 import uuid
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 
 MATRIX_FILE = "matrix.yaml"
+# the most points run at once (each is a thread here, and a process or a pod)
+MAX_PARALLEL_POINTS = 1024
 PROGRESS_FILE = "progress.json"
 POINT_FILE = "point.json"
 PREVIOUS_DIR = "_previous"
@@ -215,11 +218,12 @@ def parse_parallelism(value):
     if policy in ("barrier", "sliding"):
         try:
             count = int(count)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             count = None
-        if count and count > 0:
+        if count and 0 < count <= MAX_PARALLEL_POINTS:
             return policy, count
-        raise MatrixError("parallelism %r: the number of points at once must be a positive integer" % (value,))
+        raise MatrixError("parallelism %r: the number of points at once must be a whole number from 1 to %d"
+                          % (value, MAX_PARALLEL_POINTS))
     raise MatrixError("parallelism %r: expected sequential, barrier:N or sliding:N" % (value,))
 
 
@@ -261,10 +265,12 @@ def fingerprint(points):
 
 
 def _load_yaml(path):
+    """A matrix plan (``matrix.yaml``), bounded in size and depth (a ``ValueError`` past them)."""
     import yaml
 
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        text = handle.read(bounded_input.MAX_DOCUMENT_BYTES + 1)
+    return bounded_input.parse(yaml.safe_load, text, "matrix plan %s" % path)
 
 
 def prepare_matrix_dir(parent, points, name="matbenchmarking", spec=None):

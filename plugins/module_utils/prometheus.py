@@ -28,6 +28,8 @@ import time
 import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
+from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 RESET_RECORD = "reset.json"
@@ -70,7 +72,8 @@ class HttpTransport:
         try:
             connection.request(method, target, body=body, headers=headers)
             response = connection.getresponse()
-            return response.status, response.read()
+            # at most one byte past the limit: the client refuses a longer answer by its size
+            return response.status, response.read(bounded_input.MAX_RESPONSE_BYTES + 1)
         except (OSError, http.client.HTTPException) as exc:
             raise PrometheusError("%s %s%s: %s" % (method, self.url, path, exc)) from None
         finally:
@@ -121,9 +124,12 @@ class PrometheusClient:
         if status == 204:
             return None
         try:
-            document = json.loads(raw)
-        except ValueError:
+            document = bounded_input.load_json(raw, "%s %s%s: the answer" % (method, self.url, path),
+                                               max_bytes=bounded_input.MAX_RESPONSE_BYTES)
+        except bounded_input.NotJSON:
             document = None
+        except bounded_input.InputError as exc:
+            raise PrometheusError(str(exc)) from None
         if status >= 300 or not isinstance(document, dict) or document.get("status") != "success":
             reason = (document or {}).get("error") if isinstance(document, dict) else None
             if "/admin/" in path and (status == 404 or "admin APIs disabled" in str(reason)):
@@ -136,15 +142,45 @@ class PrometheusClient:
         return document.get("data")
 
     def query_range(self, query, start, end, step):
-        return self._call("GET", "/api/v1/query_range", {"query": query, "start": "%.3f" % start,
+        """The ``data`` of a range query: ``{"resultType": "matrix", "result": [{"metric": {...},
+        "values": [[time, "value"], ...]}, ...]}``; any other shape is a ``PrometheusError``."""
+        data = self._call("GET", "/api/v1/query_range", {"query": query, "start": "%.3f" % start,
                                                          "end": "%.3f" % end, "step": "%gs" % step})
+        problem = _matrix_problem(data)
+        if problem:
+            raise PrometheusError("GET %s/api/v1/query_range: %s; expected a matrix of series" % (self.url, problem))
+        return data
 
     def delete_all_series(self):
         self._call("POST", "/api/v1/admin/tsdb/delete_series", {"match[]": '{__name__=~".+"}'})
         self._call("POST", "/api/v1/admin/tsdb/clean_tombstones")
 
     def snapshot(self):
-        return (self._call("POST", "/api/v1/admin/tsdb/snapshot") or {}).get("name")
+        """The new snapshot's directory name (one plain name: it is looked up under the data directory)."""
+        data = self._call("POST", "/api/v1/admin/tsdb/snapshot")
+        name = data.get("name") if isinstance(data, dict) else None
+        if name is not None and (safe_paths.name_problem(name) or "/" in name):
+            raise PrometheusError("POST %s/api/v1/admin/tsdb/snapshot: snapshot name %r: expected one plain "
+                                  "directory name" % (self.url, name[:80] if isinstance(name, str) else name))
+        return name
+
+
+def _matrix_problem(data):
+    """What is wrong with a range query's ``data``, or ``None``."""
+    if not isinstance(data, dict):
+        return "data is %s" % type(data).__name__
+    result = data.get("result")
+    if not isinstance(result, list):
+        return "data.result is %s" % type(result).__name__
+    for position, series in enumerate(result):
+        if not isinstance(series, dict) or not isinstance(series.get("metric", {}), dict) \
+                or not isinstance(series.get("values", []), list):
+            return "data.result[%d] is not a series (metric, values)" % position
+        for sample in series.get("values", []):
+            if not isinstance(sample, list) or len(sample) != 2 or not isinstance(sample[0], (int, float)) \
+                    or isinstance(sample[0], bool) or not isinstance(sample[1], str):
+                return "data.result[%d] holds a sample %.60r (expected [time, \"value\"])" % (position, sample)
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -289,7 +325,7 @@ def query(client, queries, start, end, step, dest_dir):
             index["queries"][name] = dict(spec, error=str(exc))
             continue
         artifacts.write_json_atomic(os.path.join(dest_dir, name + ".json"), {"query": spec["query"], "data": data})
-        series = data.get("result") or []
+        series = data["result"]
         index["queries"][name] = dict(spec, file=name + ".json", series=len(series),
                                       samples=sum(len(item.get("values") or []) for item in series))
     artifacts.write_json_atomic(os.path.join(dest_dir, QUERIES_INDEX), index)

@@ -120,7 +120,9 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
     With fewer points than the method needs, the current value is compared with the history
     mean and ``short_history_threshold`` (method ``short_history``).
     """
-    history = [h for h in history if h.get("value") is not None]
+    # a stored value that is not a finite number (a store answering "NaN") is no evidence
+    history = [h for h in history if isinstance(h.get("value"), (int, float)) and not isinstance(h["value"], bool)
+               and math.isfinite(h["value"])]
     values = [float(h["value"]) for h in history]
     evidence = {"history_points": len(values), "current": current, "method": method}
     if not values:

@@ -14,6 +14,7 @@ with ``search_after``, so nothing is truncated at 10,000 hits.
 
 from __future__ import annotations
 
+import math
 import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
@@ -50,17 +51,31 @@ def read_credentials(secrets_config, credentials_file, environ=None):
 
 
 def _typed(document):
-    """Label values come back as keywords (strings); numbers are restored for comparisons."""
+    """Label values come back as keywords (strings); numbers are restored for comparisons (finite
+    ones only: a label "nan" or "Infinity" stays text)."""
     typed = {}
     for key, value in document.items():
         if isinstance(value, str) and key not in TEXT_FIELDS:
             try:
                 number = float(value)
-                value = int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
             except ValueError:
-                pass
+                number = None
+            if number is not None and math.isfinite(number):
+                value = int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
         typed[key] = value
     return typed
+
+
+def _hits(response, where):
+    """The hits of a search answer, each with a ``_source`` mapping; anything else is one line."""
+    section = response.get("hits", {}) if isinstance(response, dict) else None
+    hits = section.get("hits", []) if isinstance(section, dict) else None
+    if not isinstance(hits, list) or not all(isinstance(hit, dict) and isinstance(hit.get("_source"), dict)
+                                             for hit in hits):
+        raise StoreError("%s: its answer holds no list of hits with their documents" % where)
+    if len(hits) == PAGE_SIZE and not isinstance(hits[-1].get("sort"), list):
+        raise StoreError("%s: a full page of hits without the sort values of its last hit" % where)
+    return hits
 
 
 class OpenSearchStore(base.ResultsStore):
@@ -267,14 +282,18 @@ class OpenSearchStore(base.ResultsStore):
                 response = self.client.msearch(body=body, request_timeout=self.timeout)
             except self._errors() as exc:
                 raise self._unavailable(exc) from None
-            for (position, kind, query, _after), outcome in zip(batch, response.get("responses", [])):
+            outcomes = response.get("responses") if isinstance(response, dict) else None
+            if not isinstance(outcomes, list) or len(outcomes) != len(batch) \
+                    or not all(isinstance(outcome, dict) for outcome in outcomes):
+                raise StoreError("%s: history query failed: the answer holds no response per query" % self.describe())
+            for (position, kind, query, _after), outcome in zip(batch, outcomes):
                 if "error" in outcome:
                     error = outcome["error"]
                     reason = error.get("type", error) if isinstance(error, dict) else error
                     if reason == "index_not_found_exception" or outcome.get("status") == 404:
                         continue  # nothing stored yet
                     raise StoreError("%s: history query failed: %s" % (self.describe(), base.short_reason(reason)))
-                hits = outcome.get("hits", {}).get("hits", [])
+                hits = _hits(outcome, "%s: history query" % self.describe())
                 answers[position].extend(_typed(hit["_source"]) for hit in hits)
                 if len(hits) == PAGE_SIZE:
                     pending.append((position, kind, query, hits[-1]["sort"]))
@@ -292,10 +311,10 @@ class OpenSearchStore(base.ResultsStore):
                 if getattr(exc, "status_code", None) == 404:
                     return found
                 raise self._unavailable(exc) from None
-            hits = response.get("hits", {}).get("hits", [])
+            hits = _hits(response, "%s: marks" % self.describe())
             for hit in hits:
                 mark = hit["_source"]
-                if mark.get("run_id"):
+                if isinstance(mark.get("run_id"), str) and mark["run_id"]:
                     found[mark["run_id"]] = mark
             if len(hits) < PAGE_SIZE:
                 return found

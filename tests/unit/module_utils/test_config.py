@@ -7,6 +7,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "configs")
 PRESETS = os.path.join(FIXTURES, "presets.yaml")
 CYCLE = os.path.join(FIXTURES, "cycle.yaml")
@@ -208,3 +210,42 @@ def test_shipped_document_and_every_shipped_preset_resolve():
         resolved = cfg.resolve_config(document, presets=name)
         assert name in resolved.presets_applied
         json.dumps(resolved.config)  # serializable
+
+
+@pytest.mark.parametrize("text,message", [
+    ("tests:\n  benchmark:\n    timeout_s: .inf\n", "config file %s: key tests.benchmark.timeout_s: inf is not a finite number"),
+    ("tests:\n  benchmark:\n    timeout_s: .nan\n", "key tests.benchmark.timeout_s: nan is not a finite number"),
+    ("deep: " + "[" * 5000 + "]" * 5000 + "\n", "config file %s: nested too deeply to read; expected at most 64 levels"),
+    ("deep: " + "[" * 80 + "]" * 80 + "\n", "config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels"),
+])
+def test_infinite_values_and_deep_nesting_are_one_line_naming_the_key(tmp_path, text, message):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config(str(path))
+    expected = message % path if "%s" in message else message
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ('{"tests.benchmark.timeout_s": Infinity}', "overrides: key tests.benchmark.timeout_s: inf is not a finite number"),
+    ("tests.benchmark.timeout_s: -.inf", "overrides: key tests.benchmark.timeout_s: -inf is not a finite number"),
+    ({"x": float("nan")}, "overrides: key x: nan is not a finite number"),
+    ("[" * 3000 + "]" * 3000, "overrides: nested too deeply to read"),
+])
+def test_overrides_with_infinite_or_absurdly_deep_values_are_refused(overrides, message):
+    with pytest.raises(errors.ConfigError, match=message.replace("[", "\\[").replace(".", "\\.")):
+        cfg.parse_overrides(overrides)
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("tests.benchmark.timeout_s", 1e300, "'tests.benchmark.timeout_s': Input should be less than or equal to 604800"),
+    ("tests.benchmark.parallelism", "sliding:100000", "the number of points at once must be a whole number from 1 to 1024"),
+    ("tests.benchmark.parallelism", {"barrier": 5000}, "from 1 to 1024"),
+    ("export_artifacts.timeout_s", 1e9, "'export_artifacts.timeout_s': Input should be less than or equal to 86400"),
+])
+def test_absurd_timeouts_and_counts_are_refused_by_name(key, value, message):
+    config = cfg.resolve_config(cfg.default_config_path(REPO_ROOT)).config
+    cfg.set_dotted(config, key, value)
+    with pytest.raises(errors.ConfigError, match=message.replace("(", "\\(").replace(")", "\\)")):
+        config_schema.validate_config(config)

@@ -379,3 +379,19 @@ def test_an_edited_matrix_plan_cannot_send_a_resume_out_of_the_matrix(tmp_path, 
     assert "point 'second' has directory %r, which is not a directory of the matrix" % directory in str(error.value)
     assert sorted(os.listdir(tmp_path)) == before
     assert not os.path.exists(os.path.join(matrix_dir, "001__second", "_previous"))
+
+
+@pytest.mark.parametrize("text", ["points: " + "[" * 5000 + "]" * 5000 + "\n", "fingerprint: " + "[" * 100 + "]" * 100])
+def test_a_matrix_plan_too_deep_to_read_is_not_resumed_and_not_a_traceback(tmp_path, text):
+    points = plan([{"name": "first"}])
+    _summary, matrix_dir, _resumed = run(tmp_path, points)
+    with open(os.path.join(matrix_dir, mx.MATRIX_FILE), "w") as handle:
+        handle.write(text)
+    new_dir, resumed = mx.prepare_matrix_dir(str(tmp_path), plan([{"name": "first"}]))
+    assert not resumed and new_dir != matrix_dir
+
+
+@pytest.mark.parametrize("value", ["sliding:1e400", {"barrier": float("inf")}, "barrier:0", "sliding:1025"])
+def test_parallelism_counts_are_bounded(value):
+    with pytest.raises(MatrixError, match="must be a whole number from 1 to 1024"):
+        mx.parse_parallelism(value)

@@ -42,6 +42,9 @@ ERROR_CLASSES = {
 
 MAX_HEADER_BYTES = 65536
 MAX_ERROR_BODY = 512
+# one server-sent event, and a whole non-streamed body: past these, the response is a protocol error
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+MAX_BODY_BYTES = 64 * 1024 * 1024
 USER_AGENT = "perfscale-llm-load"
 
 
@@ -139,16 +142,15 @@ _monotonic = time.monotonic
 _scan_json = json.JSONDecoder().scan_once
 
 
+HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+
+
 def _chunk_size(line):
-    """Size of a chunk-size line (hexadecimal, optional ``;extensions``)."""
-    try:
-        return int(line, 16)
-    except ValueError:
-        text = line.split(b";", 1)[0].strip()
-        try:
-            return int(text, 16)
-        except ValueError:
-            raise ValueError("bad chunk size %r" % text[:20]) from None
+    """Size of a chunk-size line (hexadecimal digits, optional ``;extensions``)."""
+    text = line.split(b";", 1)[0].strip()
+    if not text or len(text) > 16 or not set(text) <= HEX_DIGITS:
+        raise ValueError("bad chunk size %r" % text[:20])
+    return int(text, 16)
 
 
 class HTTPConnection(asyncio.Protocol):
@@ -249,10 +251,7 @@ class HTTPConnection(asyncio.Protocol):
                     if size - pos > 1024:
                         raise ValueError("chunk size line too long")
                     break
-                try:
-                    length = int(data[pos:end], 16)
-                except ValueError:
-                    length = _chunk_size(data[pos:end])
+                length = _chunk_size(data[pos:end])
                 pos = end + 2
                 if length == 0:
                     self.state = CHUNK_TRAILER
@@ -348,10 +347,10 @@ class HTTPConnection(asyncio.Protocol):
         if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
             self.state = CHUNK_SIZE
         elif b"content-length" in headers:
-            try:
-                self.remaining = int(headers[b"content-length"])
-            except ValueError:
-                raise ValueError("bad Content-Length %r" % headers[b"content-length"][:20]) from None
+            length = headers[b"content-length"]
+            if not length.isdigit() or len(length) > 18:
+                raise ValueError("bad Content-Length %r" % length[:20])
+            self.remaining = int(length)
             self.state = LENGTH
         else:
             self.state = UNTIL_CLOSE
@@ -366,6 +365,8 @@ class HTTPConnection(asyncio.Protocol):
                 if len(body) < MAX_ERROR_BODY:
                     body += payload[:MAX_ERROR_BODY - len(body)]
             else:
+                if len(body) + len(payload) > MAX_BODY_BYTES:
+                    raise ValueError("a body longer than %d bytes" % MAX_BODY_BYTES)
                 body += payload
             return
         if not self.sse and payload.startswith(b"data: ") and payload.endswith(b"\n\n") \
@@ -391,6 +392,8 @@ class HTTPConnection(asyncio.Protocol):
             if data is not None:
                 self._event(record, data, now)
         self.sse = sse[start:]
+        if len(self.sse) > MAX_EVENT_BYTES:
+            raise ValueError("an event longer than %d bytes" % MAX_EVENT_BYTES)
 
     def _event(self, record, data, now):
         if data == b"[DONE]":
@@ -409,17 +412,22 @@ class HTTPConnection(asyncio.Protocol):
             return None
         if "error" in chunk:
             error = chunk["error"]
-            record.fail("stream_error", str(error.get("message", error) if isinstance(error, dict) else error))
+            record.fail("stream_error", str(error.get("message", error) if isinstance(error, dict) else error)[:200])
             return None
         choices = chunk.get("choices")
+        usage = chunk.get("usage")
         content = ""
         if choices:
             try:
-                content = self.chunk_text(choices[0])
-            except (AttributeError, TypeError):
+                content = self.chunk_text(choices[0]) if isinstance(choices, list) else None
+            except (AttributeError, TypeError, KeyError):
+                content = None
+            if not isinstance(content, str):
                 record.fail("malformed_sse", "unexpected choices: %s" % data[:80].decode("utf-8", "replace"))
                 return None
-        usage = chunk.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            record.fail("malformed_sse", "unexpected usage: %s" % data[:80].decode("utf-8", "replace"))
+            return None
         completion_tokens = None
         if usage:
             prompt_tokens, completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -456,7 +464,7 @@ class HTTPConnection(asyncio.Protocol):
             return
         try:
             document = json.loads(bytes(self.body))
-        except ValueError:
+        except (ValueError, RecursionError):
             if record.max_tokens is not None:
                 record.fail("malformed_response", "body: %s" % bytes(self.body[:80]).decode("utf-8", "replace"))
             return
@@ -470,7 +478,9 @@ class HTTPConnection(asyncio.Protocol):
         choices = document.get("choices") or []
         try:
             text = self.pool.endpoint.message_text(choices[0]) if choices else ""
-        except (AttributeError, TypeError):
+        except (AttributeError, TypeError, KeyError):
+            text = None
+        if not isinstance(text, str):
             record.fail("malformed_response", "unexpected choices")
             return
         record.chars = len(text)
