@@ -19,6 +19,7 @@ configuration's resolution exactly as ``-e preset`` / ``-e overrides`` are.
 
 from __future__ import annotations
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 
@@ -60,7 +61,10 @@ def _var(args, where, rest):
     if not sep or not key or " " in key:
         raise ConfigError("%s: expected /var dotted.key: value, got %r" % (where, "/var " + rest))
     try:
-        args.overrides[key] = yaml.safe_load(value) if value.strip() else None
+        args.overrides[key] = bounded_input.parse(yaml.safe_load, value, "%s: /var %s" % (where, key)) \
+            if value.strip() else None
+    except bounded_input.InputError as exc:
+        raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError("%s: /var %s: the value is not valid YAML (%s)" % (where, key, problem)) from None

@@ -325,8 +325,9 @@ def _recorded_directories(matrix_dir, recorded, points):
     """The point directories a matrix plan records, each checked to be a directory of
     the matrix (a plan edited to point elsewhere is refused before anything is touched)."""
     entries = {}
-    for item in recorded.get("points") or []:
-        if isinstance(item, dict) and "name" in item:
+    recorded_points = recorded.get("points")
+    for item in recorded_points if isinstance(recorded_points, list) else ():
+        if isinstance(item, dict) and "name" in item and isinstance(item["name"], str):
             entries[item["name"]] = item.get("directory")
     root = os.path.realpath(matrix_dir)
     directories = {}

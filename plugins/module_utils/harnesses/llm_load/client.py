@@ -454,7 +454,7 @@ class HTTPConnection(asyncio.Protocol):
         """The body is complete: a non-streamed response is read here."""
         if self.body is None or record.status != 200:
             if record.status != 200 and self.body:
-                record.error_detail = bytes(self.body[:200]).decode("utf-8", "replace").strip() or None
+                record.error_detail = " ".join(bytes(self.body[:200]).decode("utf-8", "replace").split()) or None
             if self.sse:
                 # an event without the blank line that ends it: read what it holds
                 leftover = self.sse.strip()

@@ -62,10 +62,10 @@ class RequestRecord:
         self.last_usage_completion = 0
 
     def fail(self, error, detail=None):
-        """Keep the first error of a request."""
+        """Keep the first error of a request; its detail (often the server's own words) as one line."""
         if self.error is None:
             self.error = error
-            self.error_detail = (detail or "")[:300] or None
+            self.error_detail = " ".join((detail or "")[:1000].split())[:300] or None
 
     # -- derived values (seconds)
 
