@@ -58,12 +58,15 @@ KEYS = st.sampled_from(["tests.benchmark.timeout_s", "tests.benchmark.parallelis
                         "export_artifacts.parallel", "postprocess.workload", "x.y", "tests", "ci_presets.p",
                         "tests.benchmark.matrix.factors.size"])
 OVERRIDES = st.one_of(st.dictionaries(KEYS, JSON, max_size=3), st.text(max_size=60), JSON,
-                      st.dictionaries(KEYS, JSON, max_size=3).map(lambda d: yaml.safe_dump(d)))
+                      st.dictionaries(KEYS, JSON, max_size=3).map(yaml.safe_dump))
+
+
+PRESETS = st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=8), max_size=2),
+                    st.sampled_from(["cpu_smoke", "cpu_smoke,nope"]))
 
 
 @settings(max_examples=WHOLE_CONFIG_EXAMPLES)
-@given(overrides=OVERRIDES, presets=st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=8), max_size=2),
-                                               st.sampled_from(["cpu_smoke", "cpu_smoke,nope"])))
+@given(overrides=OVERRIDES, presets=PRESETS)
 def test_configuration_presets_and_overrides(overrides, presets):
     try:
         resolved = cfg.resolve_config(DEFAULT_CONFIG, presets=presets, overrides=overrides)

@@ -75,8 +75,8 @@ def test_prometheus_answers(status, body):
 def hit_like():
     source = st.one_of(st.fixed_dictionaries({"value": st.one_of(st.floats(), st.integers(), st.text(max_size=4)),
                                               "run_id": st.one_of(st.text(max_size=4), JSON)}), JSON)
-    return st.one_of(st.fixed_dictionaries({"_source": source, "sort": st.one_of(st.lists(st.integers(), max_size=2),
-                                                                                  JSON)}), JSON)
+    sort = st.one_of(st.lists(st.integers(), max_size=2), JSON)
+    return st.one_of(st.fixed_dictionaries({"_source": source, "sort": sort}), JSON)
 
 
 def answer_like():
