@@ -17,7 +17,7 @@ ConfigMap, Deployments ``oauth-openshift``, ``router-default``, ``image-registry
 import uuid
 
 from kubesim import apis
-from kubesim.controllers.openshift import (INFRA_NAME, VERSION, instantiate_build_config, machine_body,
+from kubesim.controllers.openshift import (INFRA_NAME, VERSION, instantiate_build_config, machine_body, release_image,
                                            route_host_defaulter)
 from kubesim.profiles import ensure
 
@@ -34,15 +34,10 @@ NAMESPACES = ["openshift", "openshift-config", "openshift-config-managed", "open
               "openshift-apiserver"]
 CLUSTER_OPERATORS = ["authentication", "console", "image-registry", "ingress", "kube-apiserver", "machine-api",
                      "monitoring", "openshift-apiserver", "operator-lifecycle-manager"]
-RELEASE_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:%s"
 DOMAIN = "apps.kubesim.example.com"
 # (MachineSet suffix, instance type, nodes of the profile it owns)
 MACHINE_SETS = [("worker-us-east-1a", "m6i.4xlarge", ["worker-0"]),
                 ("gpu-us-east-1a", "g6e.12xlarge", ["worker-gpu-0", "worker-gpu-1"])]
-
-
-def release_image(version):
-    return RELEASE_IMAGE % (uuid.uuid5(uuid.NAMESPACE_URL, version).hex * 2)
 
 
 def install_openshift(sim):

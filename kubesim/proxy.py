@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from kubesim import selectors
 from kubesim.errors import ApiError
+from kubesim.responses import Response
 
 FORWARDED_HEADERS = ("Content-Type", "Accept")
 TIMEOUT_S = 30.0
@@ -104,8 +105,6 @@ def proxy(cluster, request, plural, namespace, name, sub):
 
 
 def forward(scheme, port, method, path, body, headers):
-    from kubesim.server import Response
-
     connection_class = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
     options = {}
     if scheme == "https":

@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from kubesim import proxy, protobuf, tables
+from kubesim.responses import Response, Stream
 from kubesim.cluster import PATCH_TYPES, Options
 from kubesim.errors import ApiError
 
@@ -91,22 +92,6 @@ class Request:
             raise ApiError.bad_request("the body of the request could not be decoded: %s" % exc)
         except Exception as exc:  # yaml errors: one family of exceptions per loader
             raise ApiError.bad_request("the body of the request could not be decoded: %s" % str(exc).splitlines()[0])
-
-
-class Response:
-    def __init__(self, code, body, content_type="application/json", headers=None):
-        self.code = code
-        self.body = body
-        self.content_type = content_type
-        self.headers = headers or {}
-
-
-class Stream(Response):
-    """A chunked response; ``chunks`` is an iterable of bytes."""
-
-    def __init__(self, chunks, content_type="application/json"):
-        super().__init__(200, None, content_type)
-        self.chunks = chunks
 
 
 def _parse_resource_path(parts):

@@ -46,6 +46,8 @@ lint_steps() {
   printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lint-failed"
 }
 
+# no import cycle and no upward import, in the collection and in kubesim (docs/architecture.md)
+step imports "$bin/python" tools/import_check.py
 step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider "${workers[@]}"
 step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${busy_workers[@]}"
 step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}"

@@ -76,6 +76,7 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 import hashlib
 import random
 import re
+import uuid
 
 import yaml
 
@@ -86,6 +87,14 @@ from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, 
 from kubesim.errors import ApiError
 from kubesim.profiles import INSTANCE_TYPES, node_body
 from kubesim.selectors import label_selector_from_dict, matches_labels
+
+RELEASE_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:%s"
+
+
+def release_image(version):
+    """The (made-up, stable) release image digest of an OpenShift version."""
+    return RELEASE_IMAGE % (uuid.uuid5(uuid.NAMESPACE_URL, version).hex * 2)
+
 
 VERSION = "4.19.9"
 INFRA_NAME = "kubesim-x7k2p"
@@ -147,7 +156,6 @@ class ClusterVersionController(OperatorReconciler):
             match = re.search(r":(\d+\.\d+\.\d+[^@\s]*?)(?:-x86_64|-multi)?$", image or "")
             version = match.group(1) if match else "0.0.0-unknown"
         if not image:
-            from kubesim.openshift import release_image
             image = release_image(version)
         return {"version": version, "image": image}
 

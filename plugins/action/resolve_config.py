@@ -15,7 +15,7 @@ from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import Pe
 from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args as launch_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
@@ -130,7 +130,7 @@ class ActionModule(PerfscaleAction):
             inventory_overrides=inventory.get("overrides"),
         )
         # every section, the matrix plan and the workload: a mistake fails here, before any work
-        config_schema.validate_config(resolved.config)
+        config_checks.validate_config(resolved.config)
         display = Display()
         for warning in resolved.warnings:
             display.warning(warning)

@@ -8,10 +8,10 @@ errors, types and ranges are checked); the values a key may take come from the
 registries (``export.backend`` from ``stores``, ``regression.method`` and its
 options from ``regression.methods``, ``tests.benchmark.harness`` from
 ``harnesses``, ``tests.benchmark.executor`` from ``executors``), never from a
-list written here. ``validate_config`` checks every section, and plans the
-benchmark matrix (without creating anything), so a mistake fails the run
-before any work starts. Sections the collection does not read (a project's own,
-used by its command-arguments template) are left alone.
+list written here. Sections the collection does not read (a project's own,
+used by its command-arguments template) are left alone. Checking a whole
+configuration before any work starts, planners included, is ``config_checks``'s
+(it stands above the planners; this module stands below them).
 
 pydantic is imported when a model is built, never at import time.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
 
@@ -382,45 +381,3 @@ def _model_of(section):
 def read_section(config, section):
     """The validated section as a plain dict (defaults filled in)."""
     return validate_section(config, section, _model_of(section)()).model_dump()
-
-
-def validate_config(config):
-    """Validate every section the configuration has, then plan the benchmark matrix
-    and load the post-processing workload: any mistake is one ConfigError, before
-    any work starts. Returns the validated sections. Every value of every section (the
-    project's own included) is finite and the tree is bounded in depth."""
-    try:
-        bounded_input.check_tree(config, "configuration")
-    except bounded_input.InputError as exc:
-        raise ConfigError(str(exc)) from None
-    validated = {}
-    for section in SECTIONS:
-        if config_lib.get_dotted(config, section, None) is not None:
-            validated[section] = read_section(config, section)
-    for key in flow_benchmark_keys(config):
-        validated[key] = read_section(config, key)
-    for key in ["tests.benchmark"] + flow_benchmark_keys(config):
-        if key in validated and validated[key]["enabled"]:
-            from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-
-            try:
-                benchmark.plan_benchmark(config, key)
-            except PerfscaleError as exc:
-                raise ConfigError("%s: %s" % (key, exc)) from None
-    for name, section in sorted((config.get("tests") or {}).items()):
-        if isinstance(section, dict) and "steps" in section:
-            # a test flow (cleanup_before, prepare, test, cleanup_after): every item checked now
-            from ansible_collections.perfscale.topsail.plugins.module_utils import flows
-
-            flows.check_definition(section["steps"], "tests.%s.steps" % name)
-    if "postprocess" in validated:
-        from ansible_collections.perfscale.topsail.plugins.module_utils import reports
-        from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
-
-        try:
-            loaded = workload_lib.load_workload(validated["postprocess"]["workload"])
-            reports.report_names(validated["postprocess"]["reports"], loaded)
-            workload_lib.load_prom_workload(validated["postprocess"]["prom_workload"])
-        except PerfscaleError as exc:
-            raise ConfigError("postprocess: %s" % exc) from None
-    return validated

@@ -58,10 +58,18 @@ REGRESSION = {
 
 REPORT_GROUP_BY = "model"
 
+def _latency_throughput_report(ctx):
+    return llm_load_reports.latency_throughput(ctx, kpi_labels)
+
+
+def _errors_report(ctx):
+    return llm_load_reports.errors(ctx, kpi_labels)
+
+
 REPORTS = {
-    "llm_load_latency_throughput": (llm_load_reports.latency_throughput,
+    "llm_load_latency_throughput": (_latency_throughput_report,
                                     "Latency (TTFT, ITL, E2E) against output throughput per configuration; percentiles per stage"),
-    "llm_load_errors": (llm_load_reports.errors, "Errors by class per stage, and the stages whose client could not keep up"),
+    "llm_load_errors": (_errors_report, "Errors by class per stage, and the stages whose client could not keep up"),
 }
 
 # settings that are harness options (the rest are deployment factors)

@@ -24,13 +24,9 @@ CONFIGURATION_COLUMNS = ("model", "server", "server_version", "endpoint", "deplo
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2e")
 
 
-def stage_rows(entries, labels_of=None):
+def stage_rows(entries, labels_of):
     """One dict per stage of every entry that has stages; ``labels_of(entry)`` gives the labels
-    (default: the workload's ``kpi_labels``)."""
-    if labels_of is None:
-        from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load  # pylint: disable=import-outside-toplevel
-
-        labels_of = llm_load.kpi_labels
+    (the workload's ``kpi_labels``: passed in, this module stands below the workload)."""
     rows = []
     for entry in entries:
         stages = (entry.results or {}).get("stages") or []
@@ -137,9 +133,9 @@ def error_report(df):
 # the workload's reports (``REPORTS`` of workloads/llm_load.py): builders of a ReportContext
 
 
-def latency_throughput(ctx):
-    return latency_throughput_report(stages_dataframe(stage_rows(ctx.entries)))
+def latency_throughput(ctx, labels_of):
+    return latency_throughput_report(stages_dataframe(stage_rows(ctx.entries, labels_of)))
 
 
-def errors(ctx):
-    return error_report(stages_dataframe(stage_rows(ctx.entries)))
+def errors(ctx, labels_of):
+    return error_report(stages_dataframe(stage_rows(ctx.entries, labels_of)))

@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, SCALARS, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx  # noqa: E402
@@ -48,7 +48,7 @@ def test_ci_comment_arguments(text):
     # what a comment sets goes through the configuration as -e overrides do
     try:
         resolved = cfg.resolve_config(DEFAULT_CONFIG, presets=parsed.presets, overrides=parsed.overrides)
-        config_schema.validate_config(resolved.config)
+        config_checks.validate_config(resolved.config)
     except PerfscaleError as exc:
         one_line(exc)
 
@@ -70,7 +70,7 @@ PRESETS = st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=8
 def test_configuration_presets_and_overrides(overrides, presets):
     try:
         resolved = cfg.resolve_config(DEFAULT_CONFIG, presets=presets, overrides=overrides)
-        config_schema.validate_config(resolved.config)
+        config_checks.validate_config(resolved.config)
     except PerfscaleError as exc:
         one_line(exc)
 
@@ -93,7 +93,7 @@ def test_configuration_documents(document, presets):
             handle.write(document)
         try:
             resolved = cfg.resolve_config(path, presets=presets)
-            config_schema.validate_config(resolved.config)
+            config_checks.validate_config(resolved.config)
         except PerfscaleError as exc:
             one_line(exc)
 

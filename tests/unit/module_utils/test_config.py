@@ -3,6 +3,7 @@ import os
 
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
@@ -248,4 +249,4 @@ def test_absurd_timeouts_and_counts_are_refused_by_name(key, value, message):
     config = cfg.resolve_config(cfg.default_config_path(REPO_ROOT)).config
     cfg.set_dotted(config, key, value)
     with pytest.raises(errors.ConfigError, match=message.replace("(", "\\(").replace(")", "\\)")):
-        config_schema.validate_config(config)
+        config_checks.validate_config(config)

@@ -3,6 +3,7 @@ import sys
 
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import clusters, flows, parallel_commands, run_lock
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError, CommandArgsError, ConfigError
 
@@ -54,10 +55,8 @@ def test_a_wrong_definition_is_one_line_naming_the_key(steps, message):
 
 
 def test_the_configuration_checks_every_flow_at_resolve_time():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
-
     with pytest.raises(ConfigError, match="tests.mine.steps.test\\[0\\]"):
-        config_schema.validate_config({"tests": {"mine": {"steps": {"test": [42]}}}})
+        config_checks.validate_config({"tests": {"mine": {"steps": {"test": [42]}}}})
 
 
 def test_parallel_children_get_the_parent_run_and_their_own_directory(tmp_path):

@@ -8,8 +8,8 @@ import sys
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess as pp
@@ -144,4 +144,4 @@ def test_a_prom_workload_that_cannot_be_loaded_is_one_line(tmp_path, config):
         workload_lib.load_prom_workload(str(partial))
     config["postprocess"]["prom_workload"] = "nope"
     with pytest.raises(errors.ConfigError, match=r"^postprocess: postprocess.prom_workload: workload 'nope'"):
-        config_schema.validate_config(config)
+        config_checks.validate_config(config)

@@ -8,9 +8,9 @@ import os
 import pytest
 import yaml
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import flows
 from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
@@ -55,7 +55,7 @@ def test_every_shipped_flow_preset_plans():
                                 (("llm_serving", "llm_serving_kserve"), "tests.llm_serving.benchmark", 8),
                                 ((), "tests.llm_serving.benchmark", 3)):
         config = shipped(*presets)
-        config_schema.validate_config(config)
+        config_checks.validate_config(config)
         assert len(benchmark.plan_benchmark(config, key).points) == count, presets
 
 
@@ -87,7 +87,7 @@ def test_a_wrong_flow_matrix_is_one_line_before_anything_runs(overrides, message
         node = config_lib.get_dotted(config, parent)
         node[leaf] = value
     with pytest.raises(ConfigError) as raised:
-        config_schema.validate_config(config)
+        config_checks.validate_config(config)
     assert str(raised.value).startswith(message), str(raised.value)
     assert "\n" not in str(raised.value)
 

@@ -101,7 +101,7 @@ def test_parse_labels_and_kpis(tree):
 def test_report_builders_on_the_stage_dataframe(tree):
     workload = workload_lib.load_workload(WORKLOAD)
     entries, _warnings = results_tree.parse_results(tree, workload)
-    df = llm_load_reports.stages_dataframe(llm_load_reports.stage_rows(entries))
+    df = llm_load_reports.stages_dataframe(llm_load_reports.stage_rows(entries, workload.kpi_labels))
     assert len(df) == 4 and set(df["server_version"]) == {"1.0.0", "1.1.0"} and sorted(set(df["offered"])) == [20.0, 40.0]
     fig = llm_load_reports.plot_latency_vs_throughput(df)
     assert len(fig.data) == 2 and all(len(trace.x) == 2 for trace in fig.data)
