@@ -66,7 +66,7 @@ def _server(env=None):
 @contextlib.contextmanager
 def running(access_key, secret_key, buckets=()):
     """A server that accepts any credentials, with ``buckets``; yields (endpoint url, a client)."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 
     with _server() as url:
         client = s3_client.S3Client(url, access_key, secret_key, retries=0)
@@ -79,7 +79,7 @@ def running(access_key, secret_key, buckets=()):
 def authenticating(buckets=()):
     """A server that checks credentials as S3 does (InvalidAccessKeyId, SignatureDoesNotMatch);
     yields (endpoint url, a client, access key id, secret access key) of the one user it knows."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 
     with _server({"INITIAL_NO_AUTH_ACTION_COUNT": str(_UNAUTHENTICATED_SETUP_CALLS)}) as url:
         made = subprocess.run([os.path.join(S3_SERVER_BIN, "python"), "-c", _MAKE_USER, url], capture_output=True,

@@ -21,35 +21,38 @@ COLLECTION_PREFIX = "ansible_collections.perfscale.topsail."
 # (prefix of a dotted module name, layer): the longest matching prefix wins; a module may import
 # from its own layer and the layers below, never above. Lower numbers are lower layers.
 LAYERS = [
-    # 0. the foundation: errors and plain helpers every domain uses
+    # 0. the errors every domain raises
     ("plugins.module_utils.errors", 0),
-    ("plugins.module_utils.collection_info", 0),
-    ("plugins.module_utils.dotted", 0),
-    # 1. files and input from outside: artifact directories, the run lock, path and input bounds, secrets
+    # 1. files and input from outside: artifact directories, the run lock, path and input bounds,
+    #    secrets, dotted keys, the collection's own location
     ("plugins.module_utils.safe_paths", 1),
     ("plugins.module_utils.bounded_input", 1),
-    ("plugins.module_utils.secret_refs", 1),
-    ("plugins.module_utils.artifacts", 1),
-    ("plugins.module_utils.run_lock", 1),
+    ("plugins.module_utils.config.secrets", 1),
+    ("plugins.module_utils.config.dotted", 1),
+    ("plugins.module_utils.run.artifacts", 1),
+    ("plugins.module_utils.run.lock", 1),
+    ("plugins.module_utils.run.collection_info", 1),
     # 2. the configuration as documents: loading, presets, overrides, launch arguments
     ("plugins.module_utils.config", 2),
-    ("plugins.module_utils.launch_args", 2),
-    ("plugins.module_utils.htpasswd", 2),
     # 3. the engines and their registries, whose names the schema offers: the matrix and where its
-    #    points run (executors, Tekton rendering), harnesses, stores, regression methods
-    ("plugins.module_utils.matrix", 3),
+    #    points run (executors, the Tekton pipeline), harnesses, stores, regression methods
+    ("plugins.module_utils.matrix.engine", 3),
+    ("plugins.module_utils.matrix.tekton_pipeline", 3),
     ("plugins.module_utils.executors", 3),
-    ("plugins.module_utils.tekton", 3),
     ("plugins.module_utils.kube.validation", 3),
     ("plugins.module_utils.harnesses", 3),
     ("plugins.module_utils.stores", 3),
     ("plugins.module_utils.regression.maths", 3),
     ("plugins.module_utils.regression.methods", 3),
     # 4. the schema of every section
-    ("plugins.module_utils.config_schema", 4),
-    # 5. the domains on top: planning a benchmark, flows, toolbox, post-processing, reports, verdicts,
-    #    transfer, kube roles' helpers, and the check of a whole configuration before work
+    ("plugins.module_utils.config.schema", 4),
+    # 5. the domains on top: planning a benchmark, hosts, toolbox and flows, analysis, verdicts,
+    #    export, transfer, kube helpers, parsers, and the check of a whole configuration before work
     ("plugins.module_utils", 5),
+    ("plugins.module_utils.config.checks", 5),
+    ("plugins.module_utils.matrix.benchmark", 5),
+    ("plugins.module_utils.matrix.hosts", 5),
+    ("plugins.module_utils.stores.export", 5),
     ("plugins.module_utils.executors.tekton_point", 5),
     # 6-7. the plugins (modules, action, filter, lookup, callback plugins) on module_utils
     ("plugins.plugin_utils", 6),

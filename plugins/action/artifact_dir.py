@@ -9,9 +9,9 @@ import os
 
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secrets_lib
 
 ARGUMENT_SPEC = dict(
     state=dict(type="str", default="open", choices=["open", "failed", "closed"]),

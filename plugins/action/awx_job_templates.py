@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import awx
-from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import awx
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 
 COLLECTION_ROOT = collection_info.collection_root_from(__file__, 3)
 

@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import flows
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 ARGUMENT_SPEC = dict(

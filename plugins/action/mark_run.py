@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExportError
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base

@@ -4,7 +4,7 @@
 """Action plugin for perfscale.topsail.matrix_host_run (documented in plugins/modules).
 
 The controller's side: plan the matrix and prepare the host's part of the run tree
-(``module_utils/host_matrix.py``), capture the host's environment, run the module
+(``module_utils/matrix/hosts.py``), capture the host's environment, run the module
 ``matrix_host_run`` on the host, fetch its archive of point directories and unpack it.
 """
 
@@ -16,10 +16,10 @@ import tempfile
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_matrix
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 
 ARGUMENT_SPEC = dict(
     config_key=dict(type="str", default="tests.benchmark"),

@@ -11,10 +11,10 @@ from ansible import constants as C
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import clusters
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
 
 ARGUMENT_SPEC = dict(
     config_key=dict(type="str", default="tests.benchmark"),

@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
 
 ARGUMENT_SPEC = dict(

@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFileNotFound
 from ansible.template import trust_as_template
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ManifestValidationError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import manifests
 

@@ -12,14 +12,14 @@ from ansible import constants as C
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction, raw_extra_var
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
-from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args as launch_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args as launch_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
 
 ARGUMENT_SPEC = dict(
     config_file=dict(type="path"),

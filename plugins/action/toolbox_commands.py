@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction, raw_extra_var
-from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import toolbox
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import commands as toolbox
 
 ARGUMENT_SPEC = dict(
     command=dict(type="str", required=True),

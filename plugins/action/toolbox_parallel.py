@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import parallel_commands
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import parallel_commands
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
 ARGUMENT_SPEC = dict(

@@ -8,8 +8,8 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
 
 ARGUMENT_SPEC = dict(
     results_dir=dict(type="path"),

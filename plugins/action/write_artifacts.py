@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 
 ARGUMENT_SPEC = dict(
     files=dict(type="dict", required=True),

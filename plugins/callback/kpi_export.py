@@ -41,7 +41,7 @@ requirements:
 
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 
 
 class CallbackModule(CallbackBase):

@@ -43,7 +43,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
 
 
 def benchmark_host_outcomes(hosts, hostvars, variable="benchmark_host_matrix"):

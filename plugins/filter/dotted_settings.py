@@ -40,7 +40,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import dotted
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import dotted
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 

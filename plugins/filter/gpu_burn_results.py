@@ -38,7 +38,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import gpu_burn
+from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import gpu_burn
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
 

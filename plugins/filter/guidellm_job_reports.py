@@ -36,7 +36,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import guidellm_job
+from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import guidellm_job
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
 

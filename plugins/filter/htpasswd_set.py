@@ -52,7 +52,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import htpasswd
+from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import htpasswd
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 

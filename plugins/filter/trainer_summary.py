@@ -37,7 +37,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import trainer_log
+from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import trainer_log
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
 

@@ -48,7 +48,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import clusters
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 

@@ -77,8 +77,8 @@ import os
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import collection_info
-from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as command_args_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args as command_args_lib
 
 COLLECTION_ROOT = collection_info.collection_root_from(__file__, 3)
 

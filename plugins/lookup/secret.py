@@ -50,7 +50,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secrets_lib
 
 
 class LookupModule(LookupBase):

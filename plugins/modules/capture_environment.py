@@ -107,7 +107,7 @@ environment:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.host_environment import (
+from ansible_collections.perfscale.topsail.plugins.module_utils.run.host_environment import (
     DEFAULT_PACKAGES,
     capture_environment,
 )

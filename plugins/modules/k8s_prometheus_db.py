@@ -127,7 +127,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 

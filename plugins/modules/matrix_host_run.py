@@ -121,7 +121,7 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
 

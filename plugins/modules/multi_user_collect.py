@@ -97,9 +97,9 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import multi_user
-from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 
 try:
     from kubernetes.dynamic.exceptions import DynamicApiError

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 import s3_server  # noqa: E402  pylint: disable=wrong-import-position
 from proxy import Proxy  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not s3_server.available(), reason="moto's S3 server is not installed in "
                                                                   ".venv/s3-server (make setup-test installs it)")
@@ -152,7 +152,8 @@ def test_download_modes_fetch_what_they_promise_and_the_replot_matches(store, ex
 
 def test_a_stale_cache_falls_back_to_the_important_files(store, exported_run, tmp_path, monkeypatch):
     """A cache parsed by other workload code is stale: that test's important files are downloaded."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree, workload
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload
+    from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 
     monkeypatch.setattr(results_tree, "workload_fingerprint", lambda _workload: "newer parser")
     summary = artifact_transfer.download_tree(store["client"], exported_run["url"], str(tmp_path / "dl"),

@@ -15,8 +15,8 @@ import yaml
 
 from helpers import REPO, run_playbook
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import awx
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import awx
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 
 BIN = os.path.dirname(sys.executable)
 

@@ -17,9 +17,9 @@ import s3_server  # noqa: E402  pylint: disable=wrong-import-position
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer as transfer  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not s3_server.available(), reason="moto's S3 server is not installed in "
                                                                   ".venv/s3-server (make setup-test installs it)")

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 from proxy import Proxy  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as ex  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.opensearch import OpenSearchStore  # noqa: E402
 

@@ -17,15 +17,15 @@ def load_tool():
 def test_a_cycle_and_an_upward_import_are_each_one_line():
     tool = load_tool()
     graph = {
-        "plugins.module_utils.config_schema": {"plugins.module_utils.benchmark"},   # schema (4) -> a domain (5)
-        "plugins.module_utils.benchmark": {"plugins.module_utils.config_schema"},
+        "plugins.module_utils.config.schema": {"plugins.module_utils.matrix.benchmark"},   # schema (4) -> a domain (5)
+        "plugins.module_utils.matrix.benchmark": {"plugins.module_utils.config.schema"},
         "plugins.module_utils.errors": set(),
         "kubesim.a": {"kubesim.b"}, "kubesim.b": {"kubesim.c"}, "kubesim.c": {"kubesim.a"},
     }
     found = tool.problems(graph)
     assert "import cycle: kubesim.a <-> kubesim.b <-> kubesim.c" in found
-    assert "import cycle: plugins.module_utils.benchmark <-> plugins.module_utils.config_schema" in found
-    assert ("upward import: plugins.module_utils.config_schema (layer 4) imports plugins.module_utils.benchmark "
+    assert "import cycle: plugins.module_utils.config.schema <-> plugins.module_utils.matrix.benchmark" in found
+    assert ("upward import: plugins.module_utils.config.schema (layer 4) imports plugins.module_utils.matrix.benchmark "
             "(layer 5)") in found
     assert len(found) == 3
 
@@ -49,3 +49,35 @@ def test_the_collection_and_kubesim_have_no_cycle_and_no_upward_import():
     files = tool.module_files()
     graph = {module: tool.imports_of(module, path, files) for module, path in files.items()}
     assert len(graph) > 200 and tool.problems(graph) == []
+
+
+def load_mover():
+    path = os.path.join(os.path.dirname(TOOL), "move_module.py")
+    spec = importlib.util.spec_from_file_location("move_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_moving_a_module_rewrites_every_form_of_reference_and_keeps_local_names():
+    mover = load_mover()
+    prefix = mover.PREFIX
+    text = "\n".join([
+        "from %s import config" % prefix,
+        "from %s import config as config_lib  # noqa" % prefix,
+        "    from %s import artifacts, config, errors" % prefix,
+        "from %s.config import ConfigError" % prefix,
+        "patch('%s.config.load')" % prefix,
+        "see plugins/module_utils/config.py and module_utils/config.py",
+        "from %s import config_schema" % prefix,
+    ])
+    assert mover.rewrite_text(text, "config", "config.loading").split("\n") == [
+        "from %s.config import loading as config" % prefix,
+        "from %s.config import loading as config_lib  # noqa" % prefix,
+        "    from %s import artifacts, errors" % prefix,
+        "    from %s.config import loading as config" % prefix,
+        "from %s.config.loading import ConfigError" % prefix,
+        "patch('%s.config.loading.load')" % prefix,
+        "see plugins/module_utils/config/loading.py and module_utils/config/loading.py",
+        "from %s import config_schema" % prefix,
+    ]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The tekton executor: the whole matrix as a Tekton v1 PipelineRun (``module_utils/tekton.py``).
+"""The tekton executor: the whole matrix as a Tekton v1 PipelineRun (``module_utils/matrix/tekton_pipeline.py``).
 
 It runs no point itself: ``render`` writes ``task.yaml`` (the Task running one point) and
 ``pipelinerun.yaml`` (the PipelineRun embedding the Pipeline) into the matrix directory, both
@@ -23,9 +23,9 @@ import sys
 import time
 import uuid
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import tekton
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import tekton_pipeline as tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The step of the Tekton Task ``perfscale-point`` (``module_utils/tekton.py``), run as a script.
+"""The step of the Tekton Task ``perfscale-point`` (``module_utils/matrix/tekton_pipeline.py``), run as a script.
 
 ``python -P tekton_point.py --section JSON --result PATH --set name=JSON ...`` plans the matrix
 of the benchmark section exactly as the controller does, finds the point whose settings are
@@ -39,7 +39,7 @@ def parse_settings(pairs):
 
 def find_point(section, settings):
     """The planned point of ``section`` whose settings are ``settings``."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
 
     plan = benchmark.plan_benchmark({"tests": {"benchmark": section}})
     for point in plan.points:
@@ -67,7 +67,7 @@ def main(argv=None):
         sys.stderr.write("tekton_point: %s\n" % exc)
         code = 2
     else:
-        from ansible_collections.perfscale.topsail.plugins.module_utils.artifacts import index_digits
+        from ansible_collections.perfscale.topsail.plugins.module_utils.run.artifacts import index_digits
 
         sys.stdout.write("%s %d %0*d__%s\n" % (POINT_LINE, point.index, index_digits(total), point.index, point.name))
         sys.stdout.flush()

@@ -34,8 +34,8 @@ import json
 import os
 import sys
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError, MatrixError, PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base
 

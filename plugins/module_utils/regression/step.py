@@ -15,13 +15,13 @@ import glob
 import json
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError, StoreError
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 

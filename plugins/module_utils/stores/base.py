@@ -28,7 +28,7 @@ import datetime
 import hashlib
 import json
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.secret_refs import redact_url
+from ansible_collections.perfscale.topsail.plugins.module_utils.config.secrets import redact_url
 
 KINDS = ("kpi", "prom", "regression", "mark")
 # fields of a record that are not labels (history never compares them)

@@ -22,7 +22,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
     StoreError,
     StoreUnavailable,
 )
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
 # fields OpenSearch indexes with their own type; every other scalar is a keyword label

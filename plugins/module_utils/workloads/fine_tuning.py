@@ -20,7 +20,7 @@ import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning_report import fine_tuning_report
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators
-from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
     Format,
     HigherBetter,
     IgnoredForRegression,

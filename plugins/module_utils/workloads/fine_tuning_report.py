@@ -7,7 +7,7 @@ Kept apart from the parsers (changing a plot does not invalidate parse caches); 
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
 
 SERIES = ("model", "dataset_replication", "batch_size", "pod_count", "hyper_parameters")
 TABLE = ("test_path", "model", "gpus_total", "dataset_replication", "batch_size", "train_runtime",

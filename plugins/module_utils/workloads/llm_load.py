@@ -23,7 +23,7 @@ import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
-from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
     Format,
     HigherBetter,
     IgnoredForRegression,
@@ -57,6 +57,7 @@ REGRESSION = {
 }
 
 REPORT_GROUP_BY = "model"
+
 
 def _latency_throughput_report(ctx):
     return llm_load_reports.latency_throughput(ctx, kpi_labels)

@@ -18,7 +18,7 @@ the test's labels as columns; each builder takes that DataFrame:
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as reports_lib
 
 CONFIGURATION_COLUMNS = ("model", "server", "server_version", "endpoint", "deployment", "workers")
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2e")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
-from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import (
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
     ErrorBar,
     Format,
     FormatDivisor,

@@ -9,7 +9,7 @@ the parse caches of existing trees. pandas and plotly are imported lazily.
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
 
 
 # the settings a series of the rate-vs-size plot may differ by (never joined by one line)

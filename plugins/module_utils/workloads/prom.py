@@ -27,7 +27,7 @@ import json
 import math
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import prom_report
 
 CAPTURE_DIR_GLOB = "*__query_prometheus_db"

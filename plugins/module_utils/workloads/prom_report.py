@@ -10,7 +10,7 @@ plot is a function of one of them.
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as reports_lib
 
 MAX_TRACES = 60        # lines per time plot; beyond, the plot says how many were left out
 MAX_FACTOR_PLOTS = 40  # KPI-by-factor plots in one report

@@ -14,11 +14,11 @@ from hypothesis import given, strategies as st
 sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, NAMES, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer as transfer  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_matrix  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import multi_user  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point  # noqa: E402

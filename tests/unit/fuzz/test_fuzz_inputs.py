@@ -11,11 +11,11 @@ from hypothesis import given, settings, strategies as st
 sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, SCALARS, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

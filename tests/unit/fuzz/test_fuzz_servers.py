@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreError  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import api, client  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.metrics import RequestRecord  # noqa: E402

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer as transfer
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
-from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, SecretError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))

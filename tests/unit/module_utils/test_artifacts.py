@@ -6,7 +6,7 @@ import re
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts as art
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts as art
 
 
 def test_allocates_increasing_zero_padded_indexes(tmp_path):

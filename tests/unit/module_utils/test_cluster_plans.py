@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import htpasswd
+from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import htpasswd
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError, ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import machinesets, node_resources, state
 
@@ -136,7 +136,7 @@ Tested 2 GPUs:
 
 
 def test_gpu_burn_verdicts_and_the_last_gflops_of_each_gpu():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import gpu_burn
+    from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import gpu_burn
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
     result = gpu_burn.parse(GPU_BURN)
@@ -152,7 +152,7 @@ def test_gpu_burn_verdicts_and_the_last_gflops_of_each_gpu():
 
 
 def test_a_reference_camelcase_parameter_reaches_its_lower_case_variable():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
     role = "gpu_operator_deploy_from_operatorhub"
@@ -165,7 +165,7 @@ def test_a_reference_camelcase_parameter_reaches_its_lower_case_variable():
 
 
 def test_dotted_settings_set_nested_values_and_name_a_key_through_a_value():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import dotted
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import dotted
 
     dsc = {"spec": {"components": {"kserve": {"managementState": "Managed", "serving": {"managementState": "Managed"}}}}}
     updated = dotted.apply(dsc, {"spec.components.kserve.serving.managementState": "Removed",
@@ -183,7 +183,7 @@ def test_dotted_settings_set_nested_values_and_name_a_key_through_a_value():
 
 
 def test_the_trainer_summary_and_loss_records_of_a_trainer_log():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import trainer_log
+    from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import trainer_log
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
     log = "\n".join(["***** Running training *****", "  Num examples = 1,000",
@@ -204,7 +204,7 @@ def test_a_guidellm_job_log_gives_its_report_and_the_llmd_reports():
     import json
     import os
 
-    from ansible_collections.perfscale.topsail.plugins.module_utils import guidellm_job
+    from ansible_collections.perfscale.topsail.plugins.module_utils.parsers import guidellm_job
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError
 
     fixture = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "llm_load", "guidellm_report_v2.json")

@@ -3,8 +3,8 @@ import os
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as ca
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args as ca
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 
 REPO = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 ROLES = os.path.join(REPO, "roles")

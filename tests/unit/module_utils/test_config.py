@@ -3,10 +3,10 @@ import os
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.base import PointCommand
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.validation import validate_manifest
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import Point
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix.engine import Point
 
 POD_POINT = pod_point.__file__.replace(".pyc", ".py")
 

@@ -6,9 +6,9 @@ import sqlite3
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as ex
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import opensearch as os_store
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore

@@ -3,8 +3,11 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
-from ansible_collections.perfscale.topsail.plugins.module_utils import clusters, flows, parallel_commands, run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import parallel_commands
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError, CommandArgsError, ConfigError
 
 STEPS = {"cleanup_before": ["cluster cleanup_namespaces/demo"],

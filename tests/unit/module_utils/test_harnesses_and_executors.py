@@ -8,7 +8,7 @@ import pytest
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import perf_indicator
@@ -185,7 +185,7 @@ def test_deployment_factors_label_points_and_stay_out_of_the_harness():
 
 
 def test_token_lengths_are_not_secrets_but_tokens_are():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs  # pylint: disable=import-outside-toplevel
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs  # pylint: disable=import-outside-toplevel
 
     assert not secret_refs.is_sensitive_name("max_output_tokens")
     assert not secret_refs.is_sensitive_name("prompt_tokens")

@@ -1,6 +1,6 @@
 import subprocess
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_environment as he
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import host_environment as he
 
 CPUINFO = """processor\t: 0
 model name\t: Test CPU @ 2.0GHz

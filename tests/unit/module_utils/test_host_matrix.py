@@ -9,11 +9,11 @@ import tarfile
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import host_matrix
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import perf_indicator

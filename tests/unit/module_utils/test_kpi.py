@@ -3,7 +3,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as k
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as k
 
 
 def make_kpis():

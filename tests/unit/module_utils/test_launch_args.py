@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import launch_args
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 COMMENT = """Please test this with the smoke preset.

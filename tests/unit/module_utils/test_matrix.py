@@ -6,11 +6,11 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
 
 HARNESS = harnesses.get_harness("perf_indicator")

@@ -6,8 +6,8 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess as pp
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess as pp
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position

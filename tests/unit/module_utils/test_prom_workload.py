@@ -8,12 +8,12 @@ import sys
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as export_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess as pp
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess as pp
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import prom
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import prometheus
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus
 
 
 def test_the_query_file_is_a_mapping_or_a_list(tmp_path):

@@ -204,7 +204,7 @@ def test_a_rise_from_an_all_zero_history_is_judged_by_its_absolute_change_and_st
                                                                                                 history_length):
     import json
 
-    from ansible_collections.perfscale.topsail.plugins.module_utils import reports
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
 
     store = SQLiteStore(tmp_path / "h.sqlite")
     store.ensure_schema()

@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports as r
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as r
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators_report as perf_report
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree as store
 
 DF = pd.DataFrame([
     {"test_path": "m/0", "indicator": "matmul", "size": 256, "dtype": "float32", "backend": "numpy", "rate": 100.0},

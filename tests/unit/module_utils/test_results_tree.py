@@ -5,15 +5,15 @@ import sys
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree as store
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
 
 WORKLOAD_SOURCE = '''
-from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import HigherBetter, KPIMetadata
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import HigherBetter, KPIMetadata
 ARTIFACT_DIRNAMES = {"ENV": "*__host__capture_environment", "PRESETS": "presets_applied"}
 IMPORTANT_FILES = ["output.json", "ENV/environment.json", "PRESETS"]
 CALLS = []

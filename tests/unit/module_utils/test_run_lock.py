@@ -7,7 +7,7 @@ import time
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
 
 
 def controller():

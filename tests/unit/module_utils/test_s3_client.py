@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 
 
 S3_SERVER_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".venv", "s3-server",

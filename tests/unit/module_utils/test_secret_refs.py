@@ -1,7 +1,7 @@
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as sec
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as sec
 
 CONFIG = {"secrets": {"dir_env": "MY_SECRETS"}}
 

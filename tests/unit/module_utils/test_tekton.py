@@ -14,8 +14,8 @@ import yaml
 from kube_fixtures import REPO_ROOT as REPO  # also puts kubesim on the path
 from kubesim.controllers.tekton import fan_out
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import tekton
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import tekton_pipeline as tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton_point
@@ -165,7 +165,7 @@ def test_the_task_step_finds_its_point_and_runs_it(tmp_path):
 
 
 def test_the_defaults_are_those_of_the_configuration_schema():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
     from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton as tekton_executor
 
     assert config_schema.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import toolbox
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import commands as toolbox
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
 ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "roles")

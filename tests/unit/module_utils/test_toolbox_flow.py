@@ -8,13 +8,13 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_checks
-from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import flows
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
-from ansible_collections.perfscale.topsail.plugins.module_utils.command_args import yaml_safe_json
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox.command_args import yaml_safe_json
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, HarnessOutputError
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import get_harness
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import toolbox_flow

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config
 
 from test_plugin_contracts import REPO, doc_strings, plugin_files
 

@@ -98,8 +98,8 @@ TOOLBOX_ROLES = [d for d in ROLES if os.path.basename(d) not in INFRASTRUCTURE_R
 
 
 def _rendered_command_args():
-    from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
-    from ansible_collections.perfscale.topsail.plugins.module_utils import config
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config
 
     resolved = config.resolve_config(os.path.join(REPO, "config", "config.yaml"))
     return command_args.load_command_args(os.path.join(REPO, "config", "command_args.yml.j2"), resolved.config)

@@ -77,8 +77,8 @@ def _fixture(role):
 
 def _command_args_cases(role):
     """The role's parameters from every command_args entry, under no preset and each shipped preset."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils import command_args
-    from ansible_collections.perfscale.topsail.plugins.module_utils import config
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config
 
     config_path = os.path.join(REPO, "config", "config.yaml")
     presets = [None] + sorted(config.resolve_config(config_path).config.get("ci_presets") or {})

@@ -2,7 +2,7 @@
 
 from opensearchpy import exceptions
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import export as ex
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as ex
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.opensearch import OpenSearchStore
 

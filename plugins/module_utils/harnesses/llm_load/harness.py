@@ -20,7 +20,7 @@ import difflib
 import os
 import subprocess
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError, SecretError
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import child_pythonpath

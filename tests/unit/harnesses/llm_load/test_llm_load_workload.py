@@ -7,10 +7,10 @@ import uuid
 import pytest
 import yaml
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load, llm_load_reports
 
 from conftest import run_cli

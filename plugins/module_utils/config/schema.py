@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
 
 
@@ -75,7 +75,7 @@ def benchmark_model():
 
     from ansible_collections.perfscale.topsail.plugins.module_utils import executors
     from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-    from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 
     class Matrix(pydantic.BaseModel):
         model_config = _strict()
@@ -121,7 +121,7 @@ def benchmark_model():
         archive_limit_mib: float = pydantic.Field(default=8, gt=0, le=1024)
 
     class TektonExecutor(pydantic.BaseModel):
-        """executor: tekton: the matrix as a PipelineRun (see module_utils/tekton.py)."""
+        """executor: tekton: the matrix as a PipelineRun (see module_utils/matrix/tekton_pipeline.py)."""
         model_config = _strict()
         namespace: str = pydantic.Field(default="perfscale-benchmark", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
         image: str = pydantic.Field(default="quay.io/perfscale/topsail:latest", min_length=1)

@@ -26,7 +26,7 @@ earlier step failed. Item kinds are a registry (``ITEM_KINDS``).
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as command_args_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args as command_args_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
 
 STEPS = ("cleanup_before", "prepare", "test", "cleanup_after")

@@ -53,7 +53,7 @@ def _sibling(relative, name):
 
 
 def _pod_point():
-    return _sibling(os.path.join("executors", "pod_point.py"), "perfscale_pod_point")
+    return _sibling(os.path.join(os.pardir, "executors", "pod_point.py"), "perfscale_pod_point")
 
 
 class RedisError(Exception):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import dns_label
 

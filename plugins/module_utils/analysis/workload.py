@@ -38,7 +38,7 @@ import importlib
 import importlib.util
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import workloads
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import KPIError, WorkloadError
 

@@ -27,7 +27,7 @@ import tarfile
 import time
 import urllib.parse
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError

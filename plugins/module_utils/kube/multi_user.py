@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s_executor
-from ansible_collections.perfscale.topsail.plugins.module_utils.multi_user_pod import USER_FILE
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.multi_user_pod import USER_FILE
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 SUMMARY_FILE = "multi_user_summary.json"
@@ -128,7 +128,7 @@ def fetch_s3_artifacts(directory, record, client, bucket):
     import io
     import tarfile
 
-    from ansible_collections.perfscale.topsail.plugins.module_utils.s3_client import S3Error
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer.s3_client import S3Error
 
     key = record.get("artifacts_s3_key")
     if not key:

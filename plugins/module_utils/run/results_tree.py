@@ -26,8 +26,8 @@ import hashlib
 import json
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils.artifacts import EXIT_CODE_FILE, SETTINGS_FILE, UUID_FILE
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run.artifacts import EXIT_CODE_FILE, SETTINGS_FILE, UUID_FILE
 
 SKIP_FILE = "skip"
 CACHE_FILE = ".perfscale_parse_cache.json"

@@ -22,7 +22,7 @@ import json
 import math
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ReportError
 
 PLOTLY_JS = "plotly.min.js"

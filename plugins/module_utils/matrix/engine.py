@@ -48,7 +48,7 @@ import threading
 import time
 import uuid
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import HarnessOutputError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base

@@ -14,7 +14,7 @@ benchmark playbook the others), ``overrides`` takes dotted keys as YAML or JSON,
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 
 TEXT_MAX = 1024

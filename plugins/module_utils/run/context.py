@@ -18,8 +18,8 @@ import json
 import os
 import uuid
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs as secrets_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secrets_lib
 
 RUN_INFO_FILE = "run.json"
 CONFIG_FILE = "config.yaml"
@@ -59,7 +59,8 @@ def artifacts_destination(run_root, config):
     """None, or the function of the run id giving the run's ``s3://`` destination (export_artifacts)."""
     if not isinstance(config.get("export_artifacts"), dict) or not config["export_artifacts"].get("enabled"):
         return None
-    from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer, config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer
 
     section = config_schema.read_section(config, "export_artifacts")
     return lambda run_id: artifact_transfer.destination_url(section, run_root, run_id)

@@ -95,7 +95,7 @@ def render_command_args(template_text, config, source="command_args.yml.j2"):
     """Render the template against the configuration and parse the YAML result."""
     import jinja2
 
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import parse_yaml_text
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config.loading import parse_yaml_text
 
     env = _jinja_environment()
     context = {k: v for k, v in config.items() if isinstance(k, str)}

@@ -34,8 +34,8 @@ import tarfile
 import tempfile
 import time
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 

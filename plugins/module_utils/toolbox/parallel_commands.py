@@ -22,8 +22,8 @@ import os
 import subprocess
 import time
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import command_args as command_args_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import command_args as command_args_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
 OUTPUT_FILE = "_toolbox_run.log"

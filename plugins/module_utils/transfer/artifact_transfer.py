@@ -34,11 +34,11 @@ import posixpath
 import threading
 import time
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
-from ansible_collections.perfscale.topsail.plugins.module_utils import s3_client
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
-from ansible_collections.perfscale.topsail.plugins.module_utils import secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 MANIFEST_NAME = ".perfscale_artifacts_manifest.json"

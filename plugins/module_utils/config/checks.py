@@ -13,8 +13,8 @@ validated settings without an import cycle (docs/architecture.md).
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
-from ansible_collections.perfscale.topsail.plugins.module_utils import config as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
 
 
@@ -35,7 +35,7 @@ def validate_config(config):
         validated[key] = config_schema.read_section(config, key)
     for key in ["tests.benchmark"] + config_schema.flow_benchmark_keys(config):
         if key in validated and validated[key]["enabled"]:
-            from ansible_collections.perfscale.topsail.plugins.module_utils import benchmark
+            from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
 
             try:
                 benchmark.plan_benchmark(config, key)
@@ -44,12 +44,12 @@ def validate_config(config):
     for name, section in sorted((config.get("tests") or {}).items()):
         if isinstance(section, dict) and "steps" in section:
             # a test flow (cleanup_before, prepare, test, cleanup_after): every item checked now
-            from ansible_collections.perfscale.topsail.plugins.module_utils import flows
+            from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows
 
             flows.check_definition(section["steps"], "tests.%s.steps" % name)
     if "postprocess" in validated:
-        from ansible_collections.perfscale.topsail.plugins.module_utils import reports
-        from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+        from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
+        from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 
         try:
             loaded = workload_lib.load_workload(validated["postprocess"]["workload"])

@@ -18,13 +18,13 @@ from __future__ import annotations
 import datetime
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
-from ansible_collections.perfscale.topsail.plugins.module_utils import kpi as kpi_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import reports as reports_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree
-from ansible_collections.perfscale.topsail.plugins.module_utils import run_context
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as reports_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData, PostProcessError
 
 LTS_SCHEMA_VERSION = "1.0"

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils import config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 
 DEFAULT_KEY = "tests.benchmark"
