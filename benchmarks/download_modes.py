@@ -23,9 +23,9 @@ sys.path.insert(0, os.path.join(_common.REPO, "tests", "fixtures"))
 import s3_server  # noqa: E402  pylint: disable=wrong-import-position
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import artifact_transfer  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TESTS = int(os.environ.get("TESTS", "1000"))

@@ -29,7 +29,7 @@ sys.path.insert(0, _common.REPO)
 from kube_fixtures import kubesim_cluster  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 POINTS = int(os.environ.get("POINTS", "20"))

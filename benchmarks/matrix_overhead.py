@@ -22,7 +22,7 @@ import time
 import _common
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils import matrix as mx
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 
 SIZES = [int(n) for n in os.environ.get("SIZES", "50,1000").split(",")]
 ROUNDS = int(os.environ.get("ROUNDS", "5"))

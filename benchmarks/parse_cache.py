@@ -18,8 +18,8 @@ import tempfile
 import time
 
 import _common
-from ansible_collections.perfscale.topsail.plugins.module_utils import results_tree as store
-from ansible_collections.perfscale.topsail.plugins.module_utils import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree as store
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 
 sys.path.insert(0, os.path.join(_common.REPO, "tests", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position

@@ -7,7 +7,7 @@ parse_once work that makes a parse cache worth having.
 
 import re
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kpi import HigherBetter, KPIMetadata
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import HigherBetter, KPIMetadata
 
 ARTIFACT_DIRNAMES = {}
 IMPORTANT_FILES = ["state.yaml", "run.log"]
