@@ -226,3 +226,12 @@ def test_links_out_of_the_results_directory_are_not_followed(tree, workload, tmp
     assert any("output.json: a link out of the results directory" in w for w in entry.warnings)
     # the capture directory the link pretends to be is not used: the real one is
     assert entry.results["cpu"] is not None
+
+
+def test_a_workload_written_against_the_old_kpi_path_still_loads(tmp_path):
+    # the decorators moved to analysis/kpi.py; a team's workload importing module_utils.kpi keeps working
+    path = tmp_path / "old_workload.py"
+    path.write_text(WORKLOAD_SOURCE.replace("plugins.module_utils.analysis.kpi import", "plugins.module_utils.kpi import"))
+    assert "module_utils.kpi import" in path.read_text()
+    loaded = workload_lib.load_workload(str(path))
+    assert [definition.name for definition in loaded.kpis] == ["rate"] and loaded.kpis[0].higher_is_better
