@@ -56,6 +56,10 @@ def _pod_point():
     return _sibling(os.path.join(os.pardir, "executors", "pod_point.py"), "perfscale_pod_point")
 
 
+def _s3_client():
+    return _sibling(os.path.join(os.pardir, "transfer", "s3_client.py"), "perfscale_s3_client")
+
+
 class RedisError(Exception):
     pass
 
@@ -142,7 +146,7 @@ def upload_artifacts(settings, workdir):
                 if os.path.isfile(path) and not os.path.islink(path):
                     tar.add(path, arcname=os.path.relpath(path, workdir), recursive=False)
     key = "%s/user_%d.tar.gz" % ((s3.get("prefix") or "perfscale").strip("/"), settings["index"])
-    client = _sibling("s3_client.py", "perfscale_s3_client")
+    client = _s3_client()
     try:
         client.S3Client(s3["endpoint"], s3.get("access_key") or "", s3.get("secret_key") or "").put_object(
             s3["bucket"], key, buffer.getvalue())

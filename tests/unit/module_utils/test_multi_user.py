@@ -245,3 +245,9 @@ def test_a_users_artifacts_archive_with_a_bad_member_fails_that_user(tmp_path):
                                            Store(), "b")
     assert not result["succeeded"] and "'ok.txt/inner' (needs 'ok.txt' as a directory" in result["error"]
     assert sorted(os.listdir(str(directory))) == ["FAILURE", "user.json"]
+
+
+def test_the_user_pod_finds_the_modules_it_loads_by_path():
+    # the pod runs this file as a script (no package): its siblings are loaded from their paths
+    assert multi_user_pod._pod_point().BEGIN == pod_point.BEGIN
+    assert hasattr(multi_user_pod._s3_client(), "S3Client")
