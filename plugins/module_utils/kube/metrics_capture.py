@@ -8,8 +8,9 @@ Prometheus Operator does (a ServiceMonitor: the Services its selector picks, the
 each endpoint's service port to the pod's container port; a PodMonitor: the Running pods its
 selector picks, each ``podMetricsEndpoints`` container port) and starts a capture pod in the
 namespace that fetches every target each ``capture_frequency`` seconds into its log, each scrape
-after a marker line. The finalize reads that log, splits it into one file per target, and deletes
-the pod. Plain data in, plain data out: the module does the API calls.
+between a start and an end marker line. The finalize reads that log, splits it into one file per
+target, and deletes the pod; a scrape the log holds no end of (the pod was still writing it when
+the log was read) is left out and counted, never taken for a whole one. Plain data in, plain data out: the module does the API calls.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 CAPTURE_LABEL = "perfscale.topsail/metrics-capture"
 MARKER = "### perfscale-scrape"
 ERROR_MARKER = "### perfscale-scrape-error"
+END_MARKER = "### perfscale-scrape-end"
 DEFAULT_PATH = "/metrics"
 MONITOR_KINDS = {False: "ServiceMonitor", True: "PodMonitor"}  # by is_podmonitor
 _DNS = re.compile(r"[^a-z0-9-]+")
@@ -32,6 +34,7 @@ while true; do
     name="${target%%=*}"; url="${target#*=}"
     echo "### perfscale-scrape $(date -u +%Y-%m-%dT%H:%M:%SZ) $name"
     curl -sS -k --max-time 10 "$url" || echo "### perfscale-scrape-error $name curl exit $?"
+    echo "### perfscale-scrape-end $name"
   done
   sleep "$PERFSCALE_CAPTURE_FREQUENCY"
 done
@@ -177,10 +180,31 @@ def capture_pod(name, namespace, monitor_name, targets, frequency, image):
 
 
 def split_scrapes(log_text):
-    """{target: [{"time", "text", "error"}]} from the capture pod's log."""
+    """({target: [{"time", "text", "error"}]}, {target: incomplete count}) from the capture pod's log.
+
+    A scrape is whole once its end marker follows it. A scrape without one (the log was read while
+    the pod wrote it) is left out and counted as incomplete. A log with no end marker at all comes
+    from a capture pod started before end markers existed: its scrapes are taken as they are."""
+    text = log_text or ""
+    ended = ("\n" + END_MARKER + " ") in ("\n" + text)
     scrapes = {}
+    incomplete = {}
     current = None
-    for line in (log_text or "").splitlines():
+
+    def close(scrape, whole):
+        if scrape is None:
+            return
+        if whole or not ended:
+            scrapes.setdefault(scrape["target"], []).append(scrape)
+        else:
+            incomplete[scrape["target"]] = incomplete.get(scrape["target"], 0) + 1
+
+    for line in text.splitlines():
+        if line.startswith(END_MARKER + " "):
+            if current is not None and current["target"] == line[len(END_MARKER) + 1:]:
+                close(current, True)
+                current = None
+            continue
         if line.startswith(ERROR_MARKER + " "):
             parts = line[len(ERROR_MARKER) + 1:].split(" ", 1)
             if current is not None and current["target"] == parts[0]:
@@ -189,28 +213,33 @@ def split_scrapes(log_text):
         if line.startswith(MARKER + " "):
             parts = line[len(MARKER) + 1:].split(" ", 1)
             if len(parts) == 2:
+                close(current, False)
                 current = {"target": parts[1], "time": parts[0], "lines": [], "error": None}
-                scrapes.setdefault(parts[1], []).append(current)
             continue
         if current is not None:
             current["lines"].append(line)
-    return {target: [{"time": item["time"], "text": "\n".join(item["lines"]) + ("\n" if item["lines"] else ""),
-                      "error": item["error"]} for item in items] for target, items in scrapes.items()}
+    close(current, False)
+    whole = {target: [{"time": item["time"], "text": "\n".join(item["lines"]) + ("\n" if item["lines"] else ""),
+                       "error": item["error"]} for item in items] for target, items in scrapes.items()}
+    return whole, incomplete
 
 
 def finalize_files(log_text, targets):
     """The files of the finalize: ``metrics/<target>.txt`` (every scrape after a ``# scraped at``
-    line), ``scrapes.json`` (per target: count, first and last time, errors) and the raw log."""
-    scrapes = split_scrapes(log_text)
+    line), ``scrapes.json`` (per target: count of whole scrapes, first and last time, errors, scrapes
+    left out as incomplete) and the raw log."""
+    scrapes, incomplete = split_scrapes(log_text)
     files = {"capture_pod.log": log_text or ""}
     index = {}
     for target, items in sorted(scrapes.items()):
         files["metrics/%s.txt" % target] = "".join("# scraped at %s\n%s" % (item["time"], item["text"]) for item in items)
         errors = [item for item in items if item["error"]]
         index[target] = {"scrapes": len(items), "first": items[0]["time"], "last": items[-1]["time"],
-                         "errors": len(errors), "last_error": errors[-1]["error"] if errors else None}
+                         "errors": len(errors), "last_error": errors[-1]["error"] if errors else None,
+                         "incomplete": incomplete.get(target, 0)}
     for target in targets or ():
-        index.setdefault(target["name"], {"scrapes": 0, "first": None, "last": None, "errors": 0, "last_error": None})
+        index.setdefault(target["name"], {"scrapes": 0, "first": None, "last": None, "errors": 0, "last_error": None,
+                                          "incomplete": incomplete.get(target["name"], 0)})
         index[target["name"]]["url"] = target["url"]
     files["scrapes.json"] = index
     return files, index

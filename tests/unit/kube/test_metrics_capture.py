@@ -52,3 +52,25 @@ def test_the_capture_pod_passes_the_targets_as_data_and_finalize_splits_its_log(
     assert index["q_2"]["errors"] == 1 and index["q_2"]["last_error"] == "curl exit 7"
     long_name = capture.capture_pod_name("x" * 80, False)
     assert len(long_name) <= 63 and long_name != capture.capture_pod_name("x" * 81, False)
+
+
+def test_a_scrape_the_pod_was_still_writing_when_the_log_was_read_is_left_out_and_counted():
+    targets = [{"name": "p_1", "url": "http://10.0.0.1:1/metrics"}]
+    assert "### perfscale-scrape-end $name" in capture.CAPTURE_SCRIPT
+    whole = ("### perfscale-scrape 2026-11-25T10:00:00Z p_1\nm 1\nn 1\n### perfscale-scrape-end p_1\n"
+             "### perfscale-scrape 2026-11-25T10:00:01Z p_1\nm 2\n### perfscale-scrape-end p_1\n")
+    for cut in ("### perfscale-scrape 2026-11-25T10:00:02Z p_1\n",
+                "### perfscale-scrape 2026-11-25T10:00:02Z p_1\nm 3\n",
+                "### perfscale-scrape 2026-11-25T10:00:02Z p_1\nm 3\n### perfscale-scrape-en"):
+        files, index = capture.finalize_files(whole + cut, targets)
+        assert files["metrics/p_1.txt"] == ("# scraped at 2026-11-25T10:00:00Z\nm 1\nn 1\n"
+                                            "# scraped at 2026-11-25T10:00:01Z\nm 2\n")
+        assert index["p_1"]["scrapes"] == 2 and index["p_1"]["incomplete"] == 1
+        assert index["p_1"]["last"] == "2026-11-25T10:00:01Z"
+    files, index = capture.finalize_files(whole, targets)
+    assert index["p_1"]["scrapes"] == 2 and index["p_1"]["incomplete"] == 0
+    # a failed scrape still ends: it counts, with its error
+    failed = whole + ("### perfscale-scrape 2026-11-25T10:00:02Z p_1\ncurl: (7) refused\n"
+                      "### perfscale-scrape-error p_1 curl exit 7\n### perfscale-scrape-end p_1\n")
+    files, index = capture.finalize_files(failed, targets)
+    assert index["p_1"]["scrapes"] == 3 and index["p_1"]["errors"] == 1 and index["p_1"]["incomplete"] == 0
