@@ -39,6 +39,8 @@ LAYERS = [
     ("plugins.module_utils.matrix.engine", 3),
     ("plugins.module_utils.matrix.tekton_pipeline", 3),
     ("plugins.module_utils.executors", 3),
+    # the inventory hosts' executor: plans a host's share with matrix/engine (3), runs it with the local one
+    ("plugins.module_utils.executors.inventory_hosts", 3),
     ("plugins.module_utils.kube.validation", 3),
     ("plugins.module_utils.harnesses", 3),
     ("plugins.module_utils.stores", 3),
@@ -46,12 +48,11 @@ LAYERS = [
     ("plugins.module_utils.regression.methods", 3),
     # 4. the schema of every section
     ("plugins.module_utils.config.schema", 4),
-    # 5. the domains on top: planning a benchmark, hosts, toolbox and flows, analysis, verdicts,
+    # 5. the domains on top: planning a benchmark, toolbox and flows, analysis, verdicts,
     #    export, transfer, kube helpers, parsers, and the check of a whole configuration before work
     ("plugins.module_utils", 5),
     ("plugins.module_utils.config.checks", 5),
     ("plugins.module_utils.matrix.benchmark", 5),
-    ("plugins.module_utils.matrix.hosts", 5),
     ("plugins.module_utils.stores.export", 5),
     ("plugins.module_utils.executors.tekton_point", 5),
     # 6-7. the plugins (modules, action, filter, lookup, callback plugins) on module_utils

@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for perfscale.topsail.matrix_host_run (documented in plugins/modules).
 
-The controller's side: plan the matrix and prepare the host's part of the run tree
-(``module_utils/matrix/hosts.py``), capture the host's environment, run the module
-``matrix_host_run`` on the host, fetch its archive of point directories and unpack it.
+The controller's side of the ``inventory_hosts`` executor (``module_utils/executors/inventory_hosts.py``):
+the executor plans the host's share and its payload, and unpacks what comes back; this adapter does
+what needs the host's connection - capture its environment, run the module ``matrix_host_run`` there,
+fetch its archive of point directories.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from ansible.utils.display import Display
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 
 ARGUMENT_SPEC = dict(
     config_key=dict(type="str", default="tests.benchmark"),
@@ -70,8 +70,9 @@ class ActionModule(PerfscaleAction):
             result.update(failed=True, msg="matrix_host_run: no dest and no artifact directory open (run "
                                            "resolve_config first and pass perfscale_artifact_dir to the host's play)")
             return result
-        plan = benchmark.plan_benchmark(config, args["config_key"], python=host_matrix.PYTHON_TOKEN)
-        matrix_dir, resumed, payload = host_matrix.plan_host(plan, dest, host)
+        plan = benchmark.plan_benchmark(config, args["config_key"], python=InventoryHostsExecutor.python_token)
+        executor = InventoryHostsExecutor.for_plan(plan)
+        matrix_dir, resumed, payload = executor.plan_host(plan.points, dest, host)
         total, pending = len(plan.points), payload["points"]
         result.update(matrix_dir=os.path.abspath(matrix_dir), total=total, resumed=resumed, host=host)
         if not pending:
@@ -92,7 +93,7 @@ class ActionModule(PerfscaleAction):
             os.close(handle)
             try:
                 self._connection.fetch_file(summary["archive"], local)
-                finished = host_matrix.unpack_points(local, matrix_dir, [p["directory"] for p in pending])
+                finished = executor.unpack(local, matrix_dir, [p["directory"] for p in pending])
             finally:
                 os.unlink(local)
         except HostError as exc:
@@ -101,12 +102,7 @@ class ActionModule(PerfscaleAction):
         finally:
             if not args["keep_remote"] and self._connection._shell.tmpdir:
                 self._remove_tmp_path(self._connection._shell.tmpdir)
-        failed_points = [dict(item, directory=os.path.join(os.path.abspath(matrix_dir), item["directory"]))
-                         for item in summary["failed_points"]]
-        counts = dict(total=total, succeeded=summary["succeeded"], failed=summary["failed"],
-                      skipped=total - len(pending), not_run=summary["not_run"])
-        artifacts.write_json_atomic(os.path.join(matrix_dir, matrix_lib.PROGRESS_FILE), dict(
-            summary, matrix_dir=os.path.abspath(matrix_dir), failed_points=failed_points, host=host, **counts))
+        failed_points, counts = executor.finish_host(matrix_dir, host, total, pending, summary)
         result.update(changed=bool(finished), failed_points=failed_points, host_python=outcome.get("host_python"),
                       unpacked=len(finished), host_seconds=summary.get("host_seconds"), summary=counts,
                       fail_on_point_failure=plan.section["fail_on_point_failure"])

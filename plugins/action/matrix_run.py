@@ -11,6 +11,8 @@ from ansible import constants as C
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
+from ansible_collections.perfscale.topsail.plugins.module_utils import executors
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
@@ -55,13 +57,24 @@ class ActionModule(PerfscaleAction):
     def execute(self, result, args, task_vars, config):
         display = Display()
         plan = benchmark.plan_benchmark(config, args["config_key"])
+        # which executor runs it: tests.benchmark.executor and the inventory group benchmark_hosts
+        # (one line, before anything runs, when they do not go together)
+        executor = executors.select_executor(plan.section["executor"], task_vars.get("groups"))
+        on_hosts = executor == InventoryHostsExecutor.name
+        hosts = InventoryHostsExecutor.group_hosts(task_vars.get("groups")) if on_hosts else []
+        if on_hosts:
+            InventoryHostsExecutor.for_plan(plan)  # a harness that needs the controller: one line now
+        result["executor"] = executor
         if args["status_only"]:
             dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
             state = benchmark.status(plan, dest if dest and os.path.isdir(dest) else None)
-            state["nothing_to_do"] = state["pending"] == 0 and state["postprocessed"]
-            result.update(changed=False, **state)
+            state["nothing_to_do"] = state["pending"] == 0 and state["postprocessed"] and not on_hosts
+            result.update(changed=False, hosts=hosts, **state)
             if state["nothing_to_do"]:
                 result["msg"] = "nothing left to do: every point finished and was post-processed (%s)" % state["index"]
+            elif on_hosts:
+                result["msg"] = "%d point(s) for each of the %d host(s) of the inventory group %s (executor %s)" \
+                    % (state["total"], len(hosts), InventoryHostsExecutor.group, executor)
             else:
                 result["msg"] = "%d of %d point(s) to run" % (state["pending"], state["total"])
             return result
@@ -78,6 +91,18 @@ class ActionModule(PerfscaleAction):
         dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
         if not dest:
             result.update(failed=True, msg="matrix_run: no dest and no artifact directory open (run resolve_config first)")
+            return result
+
+        if on_hosts:
+            # the play's next task, perfscale.topsail.matrix_host_run on each host, runs it
+            result.update(changed=False, rehearsal=False, hosts=hosts, hosts_run=True, failed_points=[],
+                          fail_on_point_failure=plan.section["fail_on_point_failure"],
+                          msg="matrix %s: %d point(s) on each of the %d host(s) of the inventory group %s (%s): the "
+                              "hosts run it (perfscale.topsail.matrix_host_run), their points come back under %s; "
+                              "nothing runs here"
+                              % (plan.section["name"], len(plan.points), len(hosts), InventoryHostsExecutor.group,
+                                 ", ".join(hosts), os.path.join(dest, InventoryHostsExecutor.hosts_dir, "<host>")))
+            display.display(result["msg"])
             return result
 
         def show(progress):

@@ -17,7 +17,9 @@ author:
 positional: _input, hostvars
 options:
   _input:
-    description: The hosts of the group (C(groups['benchmark_hosts'])).
+    description:
+      - The hosts that ran the matrix - C(hosts) of the M(perfscale.topsail.matrix_run) result when
+        the C(inventory_hosts) executor runs it (the C(benchmark_hosts) group).
     type: list
     elements: str
     required: true
@@ -34,7 +36,7 @@ options:
 EXAMPLES = r"""
 - name: Gather the hosts' outcomes
   ansible.builtin.set_fact:
-    outcome: "{{ groups['benchmark_hosts'] | perfscale.topsail.benchmark_host_outcomes(hostvars) }}"
+    outcome: "{{ benchmark_matrix.hosts | default([]) | perfscale.topsail.benchmark_host_outcomes(hostvars) }}"
 """
 
 RETURN = r"""
@@ -43,7 +45,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 
 
 def benchmark_host_outcomes(hosts, hostvars, variable="benchmark_host_matrix"):
@@ -51,7 +53,7 @@ def benchmark_host_outcomes(hosts, hostvars, variable="benchmark_host_matrix"):
     for host in hosts or ():
         facts = hostvars.get(host) if hasattr(hostvars, "get") else None
         results[host] = facts.get(variable) if facts is not None else None
-    return host_matrix.host_outcomes(results)
+    return InventoryHostsExecutor.outcomes(results)
 
 
 class FilterModule:

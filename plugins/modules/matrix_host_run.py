@@ -29,8 +29,11 @@ description:
     connection's remote temporary directory) is removed unless O(keep_remote).
   - Failed points do not fail the task (RV(failed_points)); an unreachable host or a host that
     cannot run the module does.
-  - Only harnesses whose commands are self-contained run on hosts (C(perf_indicator)), with the
-    C(local) executor.
+  - This is the C(inventory_hosts) executor of C(tests.benchmark.executor) (selected explicitly, or by
+    hosts in the C(benchmark_hosts) group with the default C(local)); the module and its action
+    plugin are thin adapters over C(module_utils/executors/inventory_hosts.py).
+  - Only harnesses whose commands are self-contained run on hosts (C(perf_indicator)), with
+    C(tests.benchmark.executor) C(local) or C(inventory_hosts).
 author:
   - perfscale.topsail developers (@perfscale)
 options:
@@ -120,10 +123,8 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 
 
 def main():
@@ -146,9 +147,8 @@ def main():
     # the shell that started this module is its parent: when the connection goes, so does it
     parent = os.getppid()
     try:
-        harness = harnesses.get_harness(payload.get("harness"))
-        summary = host_matrix.run_payload(payload, work_dir, harness, sys.executable, LocalExecutor(),
-                                          controller_alive=lambda: os.getppid() == parent)
+        summary = InventoryHostsExecutor.run_on_host(payload, work_dir, sys.executable,
+                                                     controller_alive=lambda: os.getppid() == parent)
     except PerfscaleError as exc:
         module.fail_json(msg=str(exc))
     except OSError as exc:

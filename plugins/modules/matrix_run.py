@@ -24,6 +24,11 @@ description:
   - With C(executor=tekton) no point runs here - the matrix is written as a Tekton PipelineRun
     (C(pipelinerun.yaml) and C(task.yaml) in the matrix directory, validated strictly) and
     RV(rendered_only) is true.
+  - With C(executor=inventory_hosts) - set, or the default C(local) with hosts in the inventory group
+    C(benchmark_hosts) - no point runs here either - each host of the group runs the matrix
+    (M(perfscale.topsail.matrix_host_run), the play's next task); RV(hosts_run) is true and RV(hosts)
+    names them. C(inventory_hosts) with an empty group, or C(kubernetes)/C(tekton) with hosts in the
+    group, fails in one line before anything runs (with O(status_only) too).
   - Re-running the same matrix into the same artifact directory skips points whose
     C(exit_code) is 0 and re-runs the others (earlier attempts are kept in
     C(_previous/)).
@@ -122,6 +127,24 @@ rendered:
   returned: when executor is tekton
   type: dict
   version_added: 0.2.0
+executor:
+  description:
+    - The executor that runs the matrix - C(tests.benchmark.executor), or C(inventory_hosts) when it is
+      the default C(local) and the inventory group C(benchmark_hosts) has hosts.
+  returned: always
+  type: str
+  version_added: 0.3.0
+hosts:
+  description: The hosts of the inventory group C(benchmark_hosts) that run the matrix (empty unless RV(executor) is C(inventory_hosts)).
+  returned: when status_only, or when the hosts run it
+  type: list
+  elements: str
+  version_added: 0.3.0
+hosts_run:
+  description: True when the hosts of C(benchmark_hosts) run the matrix (executor C(inventory_hosts)) - nothing ran here.
+  returned: when executor is inventory_hosts and not rehearsal
+  type: bool
+  version_added: 0.3.0
 pending:
   description: With O(status_only), the points still to run.
   returned: when status_only

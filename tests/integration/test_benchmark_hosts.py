@@ -230,3 +230,34 @@ def test_a_harness_that_needs_the_controller_is_refused_on_hosts_in_one_line(tmp
     assert run.returncode != 0
     assert ("tests.benchmark.executor tekton with the inventory group benchmark_hosts: expected local" in run.flat), \
         run.output
+
+
+def test_inventory_hosts_selected_explicitly_runs_on_the_group(tmp_path):
+    python = harness_venv(tmp_path / "venv")
+    inventory = write_inventory(tmp_path / "hosts.yml", {"bench1": {"ansible_connection": "local",
+                                                                    "ansible_python_interpreter": python}})
+    root = tmp_path / "run"
+    overrides = dict(MATRIX["overrides"], **{"tests.benchmark.executor": "inventory_hosts",
+                                             "tests.capture_environment.enabled": False})
+    run = run_playbook("playbooks/benchmark.yml", "-i", inventory, "-e", "preset=cpu_smoke",
+                       "-e", "artifact_dir=%s" % root, "-e", json.dumps({"overrides": overrides}),
+                       env={"ANSIBLE_REMOTE_TMP": str(tmp_path / "remote-tmp")})
+    assert run.returncode == 0, run.output
+    # matrix_run ran nothing here and said who does; the host ran both points
+    assert "the hosts run it (perfscale.topsail.matrix_host_run)" in run.flat
+    assert "bench1: running 2 of 2 point(s)" in run.flat
+    assert not glob.glob(str(root / "*__matbenchmarking"))
+    points = glob.glob(str(root / "hosts" / "bench1" / "*__matbenchmarking" / "0*" / "exit_code"))
+    assert sorted(open(p).read() for p in points) == ["0\n", "0\n"]
+
+
+def test_inventory_hosts_with_an_empty_group_is_one_line_before_any_point_runs(tmp_path):
+    root = tmp_path / "run"
+    run = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", "artifact_dir=%s" % root,
+                       "-e", json.dumps({"overrides": dict(MATRIX["overrides"],
+                                                           **{"tests.benchmark.executor": "inventory_hosts"})}))
+    assert run.returncode != 0
+    assert ("tests.benchmark.executor inventory_hosts: the inventory group benchmark_hosts is empty or missing"
+            in run.flat), run.output
+    assert not glob.glob(str(root / "**" / "*__matbenchmarking"), recursive=True)
+    assert not glob.glob(str(root / "*__host__capture_environment"))

@@ -6,16 +6,24 @@
 An executor is an ``executors.base.Executor`` subclass; adding one is a module
 in this package and one entry in ``EXECUTORS``. The matrix engine only calls
 the interface of ``executors/base.py``.
+
+Which one runs a matrix is ``select_executor``: the configured name, except that the
+inventory group ``benchmark_hosts`` has a say (``inventory_hosts.select``: the default
+``local`` with hosts in the group is ``inventory_hosts``; ``inventory_hosts`` without
+hosts, or ``kubernetes``/``tekton`` with hosts, is one error line).
 """
 
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import KubernetesExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
 
-EXECUTORS = {executor.name: executor for executor in (LocalExecutor, KubernetesExecutor, TektonExecutor)}
+EXECUTORS = {executor.name: executor
+             for executor in (LocalExecutor, KubernetesExecutor, TektonExecutor, InventoryHostsExecutor)}
 
 
 def executor_names():
@@ -34,3 +42,12 @@ def create_executor(name, section=None, base_env=None, connections=None):
     """The executor ``name`` for the benchmark ``section`` (``connections``: cluster role ->
     connection options, for the executors that run points on a cluster)."""
     return executor_class(name).from_section(section or {}, base_env=base_env, connections=connections or {})
+
+
+def select_executor(configured, groups=None):
+    """The name of the executor that runs the matrix: ``configured`` (``tests.benchmark.executor``)
+    given the inventory's ``groups`` (name -> hosts; ``benchmark_hosts`` is the one that counts).
+    Raises ExecutorError (one line) for an unknown name, ``inventory_hosts`` without hosts in the
+    group, and ``kubernetes``/``tekton`` with hosts in it."""
+    executor_class(configured)
+    return inventory_hosts.select(configured, inventory_hosts.group_hosts(groups))

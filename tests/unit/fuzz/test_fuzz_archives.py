@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, NAMES, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts as host_matrix  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402

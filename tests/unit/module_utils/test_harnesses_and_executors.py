@@ -142,10 +142,10 @@ def test_non_finite_numbers_are_refused_by_the_contract():
 
 def test_registries_name_their_entries_and_refuse_unknown_ones():
     assert harnesses.harness_names() == ["llm_load", "perf_indicator", "toolbox_flow"]
-    assert executors.executor_names() == ["kubernetes", "local", "tekton"]
+    assert executors.executor_names() == ["inventory_hosts", "kubernetes", "local", "tekton"]
     with pytest.raises(errors.HarnessError, match="tests.benchmark.harness 'nope': expected one of llm_load, perf_indicator"):
         harnesses.get_harness("nope")
-    with pytest.raises(errors.ExecutorError, match="tests.benchmark.executor 'k8s': expected one of kubernetes, local, tekton"):
+    with pytest.raises(errors.ExecutorError, match="tests.benchmark.executor 'k8s': expected one of inventory_hosts, kubernetes, local, tekton"):
         executors.create_executor("k8s")
     assert perf_indicator.builtin_command("matmul", {"size": 8})[2].endswith("harnesses/indicators.py")
 

@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import hosts as host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts as host_matrix
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
