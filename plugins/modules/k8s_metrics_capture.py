@@ -88,7 +88,9 @@ targets:
   type: list
   elements: dict
 scrapes:
-  description: With O(finalize), per target - whole scrapes, first and last time, errors, and scrapes left out as incomplete (still being written when the log was read).
+  description:
+    - With O(finalize), per target - whole scrapes, first and last time, errors, and scrapes left out
+      as incomplete (still being written when the log was read).
   returned: when finalize
   type: dict
 """
