@@ -17,18 +17,13 @@ from __future__ import annotations
 import glob
 import json
 import os
+from typing import Optional
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning_report import fine_tuning_report
-from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators
-from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
-    Format,
-    HigherBetter,
-    IgnoredForRegression,
-    KPIMetadata,
-    LowerBetter,
-)
 
 KPI_SETTINGS_VERSION = "1.0"
+SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "CLUSTER_CAPTURE_ENVIRONMENT": "*__cluster__capture_environment",
@@ -39,13 +34,8 @@ ARTIFACT_DIRNAMES = {
     "JOB": "*__fine_tuning__run_fine_tuning_job*",
 }
 
-IMPORTANT_FILES = [
-    "settings.yaml",
-    "exit_code",
-    ".uuid",
-    "output.json",
-    "point.json",
-    "FAILURE",
+# stderr.log is not read: FAILURE already ends with its tail (the harness's failure_detail)
+IMPORTANT_FILES = base.important_files(
     "CLUSTER_CAPTURE_ENVIRONMENT/labels.json",
     "RHODS_DEPLOY/csv_version.txt",
     "RHODS_DEPLOY/*__cluster__deploy_operator/csv_version.txt",
@@ -53,7 +43,7 @@ IMPORTANT_FILES = [
     "GPU_OPERATOR_DEPLOY/*__cluster__deploy_operator/csv_version.txt",
     "RUN_INFO",
     "JOB/_params.yaml",
-]
+    stderr=False)
 
 REGRESSION = {
     # a change of these is what a regression is looked for across (a new RHOAI, a new image)
@@ -80,10 +70,6 @@ SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_se
 # parsing
 
 
-def _tail(text, lines=20):
-    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
-
-
 def _version(ctx, artifact):
     """The CSV version an operator's deploy command recorded (in its directory, or in the directory of
     the ``cluster deploy_operator`` it ran)."""
@@ -99,12 +85,8 @@ def _version(ctx, artifact):
 
 
 def parse_once(ctx, settings):
-    results = {"failure": None}
-    if ctx.exists("FAILURE"):
-        results["failure"] = (ctx.read_text("FAILURE") or "")[:4000] or None
-        document = None
-    else:
-        document = ctx.read_json("output.json")
+    results = base.read_failure(ctx, stderr=False)
+    document = None if ctx.exists("FAILURE") else ctx.read_json("output.json")
     document = document if isinstance(document, dict) else {}
     result = document.get("@result") or {}
     parameters = document.get("@parameters")
@@ -117,20 +99,18 @@ def parse_once(ctx, settings):
         losses=[{"loss": r.get("loss"), "epoch": r.get("epoch")} for r in result.get("losses") or []
                 if isinstance(r, dict)],
     )
-    point = ctx.read_json("point.json") if ctx.exists("point.json") else None
-    results.update(duration_s=(point or {}).get("duration_s"), started=(point or {}).get("started"))
-    cluster = ctx.read_json("labels.json", artifact="CLUSTER_CAPTURE_ENVIRONMENT") \
-        if ctx.path(artifact="CLUSTER_CAPTURE_ENVIRONMENT") else None
+    point = base.read_point(ctx)
+    results.update(duration_s=point.get("duration_s"), started=point.get("started"))
+    cluster = base.read_optional_json(ctx, "labels.json", artifact="CLUSTER_CAPTURE_ENVIRONMENT")
     results["cluster"] = cluster if isinstance(cluster, dict) else {}
     results["rhoai_version"] = _version(ctx, "RHODS_DEPLOY")
     results["gpu_operator_version"] = _version(ctx, "GPU_OPERATOR_DEPLOY")
-    run_info = ctx.read_json(artifact="RUN_INFO") if ctx.path(artifact="RUN_INFO") else None
-    results["run_id"] = (run_info or {}).get("run_id")
+    results["run_id"] = (base.read_optional_json(ctx, artifact="RUN_INFO") or {}).get("run_id")
     return results
 
 
-# where the tree is now (test_path, and a run id for a tree without run.json): the same rule
-parse_always = perf_indicators.parse_always
+parse_always = base.parse_always
+timestamp = base.timestamp
 
 
 # --------------------------------------------------------------------------
@@ -138,128 +118,60 @@ parse_always = perf_indicators.parse_always
 
 
 def labels_model():
-    from typing import Optional
-
-    import pydantic
-
-    class Labels(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="forbid")
-        kpi_settings_version: str
-        model: str
-        dataset: Optional[str]
-        dataset_replication: int
-        gpu: int
-        pod_count: int
-        gpus_total: int
-        batch_size: Optional[int]
-        hyper_parameters: str
-        container_image: Optional[str]
-        framework: Optional[str]
-        gpu_product: Optional[str]
-        worker_instance_types: Optional[str]
-        cluster_gpu_count: Optional[int]
-        kubernetes_version: Optional[str]
-        openshift_version: Optional[str]
-        rhoai_version: Optional[str]
-        gpu_operator_version: Optional[str]
-        test_path: str
-        run_id: str
-
-    return Labels
+    return base.labels_model(
+        model=str, dataset=Optional[str], dataset_replication=int, gpu=int, pod_count=int, gpus_total=int,
+        batch_size=Optional[int], hyper_parameters=str, container_image=Optional[str], framework=Optional[str],
+        gpu_product=Optional[str], worker_instance_types=Optional[str], cluster_gpu_count=Optional[int],
+        kubernetes_version=Optional[str], openshift_version=Optional[str], rhoai_version=Optional[str],
+        gpu_operator_version=Optional[str])
 
 
 def kpi_labels(entry):
     results, settings = entry.results, entry.settings
-    parameters = results.get("parameters") or {}
     cluster = results.get("cluster") or {}
-
-    def setting(key, default=None):
-        value = parameters.get(key)
-        return settings.get(key, default) if value is None else value
-
-    hyper = parameters.get("hyper_parameters") or {}
+    setting = base.settings_reader(entry)
+    hyper = (results.get("parameters") or {}).get("hyper_parameters") or {}
     gpu, pods = setting("gpu", 0), setting("pod_count", 1)
-    return {
-        "kpi_settings_version": KPI_SETTINGS_VERSION,
-        "model": setting("model_name"),
-        "dataset": setting("dataset_name"),
-        "dataset_replication": setting("dataset_replication", 1),
-        "gpu": gpu,
-        "pod_count": pods,
-        "gpus_total": (gpu or 0) * (pods or 1),
-        "batch_size": hyper.get("per_device_train_batch_size", settings.get("hyper_parameters.per_device_train_batch_size")),
-        "hyper_parameters": json.dumps(hyper, sort_keys=True, separators=(",", ":")),
-        "container_image": setting("container_image"),
-        "framework": results.get("framework"),
-        "gpu_product": cluster.get("gpu_product"),
-        "worker_instance_types": cluster.get("worker_instance_types"),
-        "cluster_gpu_count": cluster.get("gpu_count"),
-        "kubernetes_version": cluster.get("kubernetes_version"),
-        "openshift_version": cluster.get("openshift_version"),
-        "rhoai_version": results.get("rhoai_version"),
-        "gpu_operator_version": results.get("gpu_operator_version"),
-        "test_path": results.get("test_path"),
-        "run_id": results.get("run_id"),
-    }
+    return base.kpi_labels(
+        KPI_SETTINGS_VERSION, entry,
+        model=setting("model_name"),
+        dataset=setting("dataset_name"),
+        dataset_replication=setting("dataset_replication", 1),
+        gpu=gpu,
+        pod_count=pods,
+        gpus_total=(gpu or 0) * (pods or 1),
+        batch_size=hyper.get("per_device_train_batch_size", settings.get("hyper_parameters.per_device_train_batch_size")),
+        hyper_parameters=json.dumps(hyper, sort_keys=True, separators=(",", ":")),
+        container_image=setting("container_image"),
+        framework=results.get("framework"),
+        gpu_product=cluster.get("gpu_product"),
+        worker_instance_types=cluster.get("worker_instance_types"),
+        cluster_gpu_count=cluster.get("gpu_count"),
+        kubernetes_version=cluster.get("kubernetes_version"),
+        openshift_version=cluster.get("openshift_version"),
+        rhoai_version=results.get("rhoai_version"),
+        gpu_operator_version=results.get("gpu_operator_version"),
+    )
 
 
 def payload_results(entry):
-    results = dict(entry.results.get("summary") or {})
-    results["duration_s"] = entry.results.get("duration_s")
-    results["loss_records"] = len(entry.results.get("losses") or [])
-    return results
-
-
-def timestamp(entry):
-    return entry.results.get("started")
+    return base.summary_results(entry, "summary", loss_records="losses")
 
 
 # --------------------------------------------------------------------------
 # KPIs
 
 
-@LowerBetter
-@KPIMetadata(help="Wall time of the training (the Trainer's train_runtime)", unit="s")
-@Format("{:.1f}")
-def train_runtime(payload):
-    return payload["results"]["train_runtime"]
-
-
-@HigherBetter
-@KPIMetadata(help="Training samples processed per second (the Trainer's train_samples_per_second)", unit="samples/s")
-@Format("{:.2f}")
-def train_samples_per_second(payload):
-    return payload["results"]["train_samples_per_second"]
-
-
-@HigherBetter
-@KPIMetadata(help="Optimizer steps per second (the Trainer's train_steps_per_second)", unit="steps/s")
-@Format("{:.3f}")
-def train_steps_per_second(payload):
-    return payload["results"]["train_steps_per_second"]
-
-
-@HigherBetter
-@KPIMetadata(help="Training tokens per second, when the Trainer logs it", unit="tokens/s")
-@Format("{:.1f}")
-def train_tokens_per_second(payload):
-    return payload["results"]["train_tokens_per_second"]
-
-
-@LowerBetter
-@IgnoredForRegression
-@KPIMetadata(help="Loss of the last logged training step (the train loss when no step was logged)", unit="loss")
-@Format("{:.4f}")
-def final_loss(payload):
-    return payload["results"]["final_loss"]
-
-
-@HigherBetter
-@IgnoredForRegression
-@KPIMetadata(help="GPUs the job used (GPUs per pod x pods)", unit="GPUs")
-@Format("{:.0f}")
-def gpu_count(payload):
-    return payload["results"]["gpus_total"]
-
-
-KPIS = [train_runtime, train_samples_per_second, train_steps_per_second, train_tokens_per_second, final_loss, gpu_count]
+KPIS = [
+    base.kpi("train_runtime", "Wall time of the training (the Trainer's train_runtime)", "s", "lower", fmt="{:.1f}"),
+    base.kpi("train_samples_per_second", "Training samples processed per second (the Trainer's train_samples_per_second)",
+             "samples/s", "higher", fmt="{:.2f}"),
+    base.kpi("train_steps_per_second", "Optimizer steps per second (the Trainer's train_steps_per_second)", "steps/s",
+             "higher", fmt="{:.3f}"),
+    base.kpi("train_tokens_per_second", "Training tokens per second, when the Trainer logs it", "tokens/s", "higher",
+             fmt="{:.1f}"),
+    base.kpi("final_loss", "Loss of the last logged training step (the train loss when no step was logged)", "loss",
+             "lower", fmt="{:.4f}", ignored=True),
+    base.kpi("gpu_count", "GPUs the job used (GPUs per pod x pods)", "GPUs", "higher", fmt="{:.0f}", ignored=True,
+             key="gpus_total"),
+]

@@ -20,34 +20,18 @@ parallelism, the accelerator, a runtime image...), as one canonical
 from __future__ import annotations
 
 import json
-import os
+from typing import Optional
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
-from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
-    Format,
-    HigherBetter,
-    IgnoredForRegression,
-    KPIMetadata,
-    LowerBetter,
-)
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base, llm_load_reports
 
 KPI_SETTINGS_VERSION = "1.0"
+SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",
 }
 
-IMPORTANT_FILES = [
-    "settings.yaml",
-    "exit_code",
-    ".uuid",
-    "output.json",
-    "result.json",
-    "point.json",
-    "FAILURE",
-    "stderr.log",
-    "HOST_CAPTURE_ENVIRONMENT/environment.json",
-]
+IMPORTANT_FILES = base.important_files("result.json", "HOST_CAPTURE_ENVIRONMENT/environment.json")
 
 REGRESSION = {
     "comparison_keys": ["server_version", "collection_version"],
@@ -103,10 +87,6 @@ HEADLINE_KEYS = (
 # parsing
 
 
-def _tail(text, lines=20):
-    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
-
-
 def _document(ctx):
     for name in ("output.json", "result.json"):
         if ctx.exists(name):
@@ -117,10 +97,7 @@ def _document(ctx):
 
 
 def parse_once(ctx, settings):
-    results = {"failure": None, "stderr_tail": None}
-    if ctx.exists("FAILURE"):
-        results["failure"] = (ctx.read_text("FAILURE") or "")[:4000] or None
-        results["stderr_tail"] = _tail(ctx.read_text("stderr.log"))
+    results = base.read_failure(ctx)
     document = _document(ctx)
     if document is None and not results["failure"]:
         # read it anyway, for the warning that names the missing file
@@ -137,11 +114,8 @@ def parse_once(ctx, settings):
         started=result.get("started"), ended=result.get("ended"), run_id_harness=result.get("run_id"),
         warnings=result.get("warnings") or [],
     )
-    point = ctx.read_json("point.json") if ctx.exists("point.json") else None
-    results["duration_s"] = (point or {}).get("duration_s")
-    environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") \
-        if ctx.path(artifact="HOST_CAPTURE_ENVIRONMENT") else None
-    environment = environment or {}
+    results["duration_s"] = base.read_point(ctx).get("duration_s")
+    environment = base.read_optional_json(ctx, "environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
     collection = environment.get("collection") or {}
     results["host"] = {"hostname": (environment.get("os") or {}).get("hostname"),
                        "collection_version": collection.get("version"), "git_commit": collection.get("git_commit"),
@@ -149,9 +123,9 @@ def parse_once(ctx, settings):
     return results
 
 
-def parse_always(entry):
-    entry.results["test_path"] = entry.relative
-    entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+# parse_once finds no run id (the harness's is run_id_harness): the run id is made of the test's path
+parse_always = base.parse_always
+timestamp = base.timestamp
 
 
 # --------------------------------------------------------------------------
@@ -159,37 +133,12 @@ def parse_always(entry):
 
 
 def labels_model():
-    from typing import Optional
-
-    import pydantic
-
-    class Labels(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="forbid")
-        kpi_settings_version: str
-        model: str
-        server: Optional[str]
-        server_version: Optional[str]
-        endpoint: str
-        stream: bool
-        load: str
-        rate: Optional[float]
-        concurrency: Optional[int]
-        stage: Optional[int]
-        stage_name: Optional[str]
-        prompt_tokens: str
-        output_tokens: str
-        workers: int
-        deployment: str
-        replicas: Optional[int]
-        tensor_parallel: Optional[int]
-        accelerator: Optional[str]
-        collection_version: Optional[str]
-        git_commit: Optional[str]
-        hostname: Optional[str]
-        test_path: str
-        run_id: str
-
-    return Labels
+    return base.labels_model(
+        model=str, server=Optional[str], server_version=Optional[str], endpoint=str, stream=bool, load=str,
+        rate=Optional[float], concurrency=Optional[int], stage=Optional[int], stage_name=Optional[str],
+        prompt_tokens=str, output_tokens=str, workers=int, deployment=str, replicas=Optional[int],
+        tensor_parallel=Optional[int], accelerator=Optional[str], collection_version=Optional[str],
+        git_commit=Optional[str], hostname=Optional[str])
 
 
 def deployment_factors(settings):
@@ -221,70 +170,46 @@ def _headline_stage(results):
 
 def kpi_labels(entry):
     results, settings = entry.results, entry.settings
-    parameters = results.get("parameters") or {}
     stage = _headline_stage(results)
     host = results.get("host") or {}
-
-    def setting(key, default=None):
-        value = parameters.get(key)
-        return settings.get(key, default) if value is None else value
-
+    setting = base.settings_reader(entry)
     concurrency = stage.get("concurrency") if stage.get("load") == "concurrency" else None
-    return {
-        "kpi_settings_version": KPI_SETTINGS_VERSION,
-        "model": setting("model"),
-        "server": setting("server_name") or results.get("server_header"),
-        "server_version": results.get("server_version") or settings.get("server_version"),
-        "endpoint": setting("endpoint", "completions"),
-        "stream": setting("stream", True),
-        "load": stage.get("load") or setting("load"),
-        "rate": stage.get("rate") if stage.get("load") != "concurrency" else None,
-        "concurrency": concurrency,
-        "stage": stage.get("stage"),
-        "stage_name": stage.get("name"),
-        "prompt_tokens": str(setting("prompt_tokens", "")),
-        "output_tokens": str(setting("output_tokens", "")),
-        "workers": setting("workers", 1),
-        "deployment": deployment_factors(settings),
-        "replicas": _first(settings, DEPLOYMENT_LABELS["replicas"]),
-        "tensor_parallel": _first(settings, DEPLOYMENT_LABELS["tensor_parallel"]),
-        "accelerator": _first(settings, DEPLOYMENT_LABELS["accelerator"]),
-        "collection_version": host.get("collection_version"),
-        "git_commit": host.get("git_commit"),
-        "hostname": host.get("hostname"),
-        "test_path": results.get("test_path"),
-        "run_id": results.get("run_id"),
-    }
+    return base.kpi_labels(
+        KPI_SETTINGS_VERSION, entry,
+        model=setting("model"),
+        server=setting("server_name") or results.get("server_header"),
+        server_version=results.get("server_version") or settings.get("server_version"),
+        endpoint=setting("endpoint", "completions"),
+        stream=setting("stream", True),
+        load=stage.get("load") or setting("load"),
+        rate=stage.get("rate") if stage.get("load") != "concurrency" else None,
+        concurrency=concurrency,
+        stage=stage.get("stage"),
+        stage_name=stage.get("name"),
+        prompt_tokens=str(setting("prompt_tokens", "")),
+        output_tokens=str(setting("output_tokens", "")),
+        workers=setting("workers", 1),
+        deployment=deployment_factors(settings),
+        replicas=_first(settings, DEPLOYMENT_LABELS["replicas"]),
+        tensor_parallel=_first(settings, DEPLOYMENT_LABELS["tensor_parallel"]),
+        accelerator=_first(settings, DEPLOYMENT_LABELS["accelerator"]),
+        collection_version=host.get("collection_version"),
+        git_commit=host.get("git_commit"),
+        hostname=host.get("hostname"),
+    )
 
 
 def payload_results(entry):
-    results = dict(entry.results.get("headline") or {})
-    results["duration_s"] = entry.results.get("duration_s")
-    results["stages"] = len(entry.results.get("stages") or [])
-    return results
-
-
-def timestamp(entry):
-    return entry.results.get("started")
+    return base.summary_results(entry, "headline", stages="stages")
 
 
 # --------------------------------------------------------------------------
 # KPIs (the headline stage)
 
 
-def _kpi(name, help_text, unit, higher, ignored=False, fmt="{:.2f}", key=None):
-    def function(payload):
-        return payload["results"][key or name]
-    function.__name__ = name
-    function = Format(fmt)(KPIMetadata(help=help_text, unit=unit)(function))
-    if ignored:
-        function = IgnoredForRegression(function)
-    return HigherBetter(function) if higher else LowerBetter(function)
-
-
 LATENCY_KPIS = [
-    _kpi("%s_%s" % (metric, p), "%s, %s percentile over the measured requests%s" % (text, p, note), "ms", False,
-         key="%s_%s_ms" % (metric, p))
+    base.kpi("%s_%s" % (metric, p), "%s, %s percentile over the measured requests%s" % (text, p, note), "ms", "lower",
+             fmt="{:.2f}", key="%s_%s_ms" % (metric, p))
     for metric, text, note in (
         ("ttft", "Time to first token from the scheduled send time", " (free of coordinated omission)"),
         ("tpot", "Time per output token after the first, per request", ""),
@@ -295,37 +220,26 @@ LATENCY_KPIS = [
 ]
 
 THROUGHPUT_KPIS = [
-    _kpi("output_token_throughput", "Output tokens of successful requests per second of the measurement window",
-         "tokens/s", True, fmt="{:.1f}"),
-    _kpi("input_token_throughput", "Input tokens of successful requests per second of the measurement window",
-         "tokens/s", True, fmt="{:.1f}"),
-    _kpi("request_throughput", "Successful requests per second of the measurement window", "req/s", True),
-    _kpi("achieved_rate", "Rate at which the requests were actually sent", "req/s", True, ignored=True),
+    base.kpi("output_token_throughput", "Output tokens of successful requests per second of the measurement window",
+             "tokens/s", "higher", fmt="{:.1f}"),
+    base.kpi("input_token_throughput", "Input tokens of successful requests per second of the measurement window",
+             "tokens/s", "higher", fmt="{:.1f}"),
+    base.kpi("request_throughput", "Successful requests per second of the measurement window", "req/s", "higher",
+             fmt="{:.2f}"),
+    base.kpi("achieved_rate", "Rate at which the requests were actually sent", "req/s", "higher", fmt="{:.2f}",
+             ignored=True),
 ]
 
 
-@LowerBetter
-@KPIMetadata(help="Failed measured requests over all measured requests", unit="ratio")
-@Format("{:.4f}")
-def error_rate(payload):
-    return payload["results"]["error_rate"]
-
-
-@LowerBetter
-@IgnoredForRegression
-@KPIMetadata(help="99th percentile of the client's send lag (actual send - scheduled time)", unit="ms")
-@Format("{:.3f}")
-def send_lag_p99(payload):
-    return payload["results"]["send_lag_p99_ms"]
-
-
-@LowerBetter
-@IgnoredForRegression
-@KPIMetadata(help="1 when the load generator could not keep its schedule (the stage measured the client)", unit="flag")
-@Format("{:.0f}")
-def client_bound(payload):
+def _flag(payload):
     value = payload["results"]["client_bound"]
     return None if value is None else int(bool(value))
 
 
-KPIS = LATENCY_KPIS + THROUGHPUT_KPIS + [error_rate, send_lag_p99, client_bound]
+KPIS = LATENCY_KPIS + THROUGHPUT_KPIS + [
+    base.kpi("error_rate", "Failed measured requests over all measured requests", "ratio", "lower", fmt="{:.4f}"),
+    base.kpi("send_lag_p99", "99th percentile of the client's send lag (actual send - scheduled time)", "ms", "lower",
+             fmt="{:.3f}", ignored=True, key="send_lag_p99_ms"),
+    base.kpi("client_bound", "1 when the load generator could not keep its schedule (the stage measured the client)",
+             "flag", "lower", fmt="{:.0f}", ignored=True, value=_flag),
+]

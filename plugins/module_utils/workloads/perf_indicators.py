@@ -11,21 +11,13 @@ harness writes a module like this one (see docs/post-processing.md).
 
 from __future__ import annotations
 
-import os
+from typing import Optional
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
-from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
-    ErrorBar,
-    Format,
-    FormatDivisor,
-    HigherBetter,
-    IgnoredForRegression,
-    KPIMetadata,
-    LowerBetter,
-    ViewOf,
-)
 
 KPI_SETTINGS_VERSION = "1.1"
+SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",
@@ -33,18 +25,7 @@ ARTIFACT_DIRNAMES = {
     "RUN_INFO": "run.json",
 }
 
-IMPORTANT_FILES = [
-    "settings.yaml",
-    "exit_code",
-    ".uuid",
-    "output.json",
-    "point.json",
-    "FAILURE",
-    "stderr.log",
-    "HOST_CAPTURE_ENVIRONMENT/environment.json",
-    "RUN_PRESETS",
-    "RUN_INFO",
-]
+IMPORTANT_FILES = base.important_files("HOST_CAPTURE_ENVIRONMENT/environment.json", "RUN_PRESETS", "RUN_INFO")
 
 # regression analysis (issue: history is compared along these labels)
 REGRESSION = {
@@ -70,22 +51,10 @@ SHAPE_KEYS = ("size", "batch", "length", "height", "width", "channels", "filters
 # parsing
 
 
-def _tail(text, lines=20):
-    return "\n".join((text or "").strip().splitlines()[-lines:]) or None
-
-
 def parse_once(ctx, settings):
     results = {"indicator": settings.get("indicator")}
-    failed = ctx.exists("FAILURE")
-    if failed:
-        failure = ctx.read_text("FAILURE")
-        results["failure"] = (failure or "")[:4000] or None
-        results["stderr_tail"] = _tail(ctx.read_text("stderr.log"))
-        output = None
-    else:
-        results["failure"] = None
-        results["stderr_tail"] = None
-        output = ctx.read_json("output.json")
+    results.update(base.read_failure(ctx))
+    output = None if ctx.exists("FAILURE") else ctx.read_json("output.json")
     if isinstance(output, dict):
         results.update(
             indicator=output.get("name", results["indicator"]),
@@ -98,7 +67,7 @@ def parse_once(ctx, settings):
     else:
         results.update(framework=None, parameters={}, result={}, overall_score=None, measurement={})
 
-    point = ctx.read_json("point.json") or {}
+    point = base.read_point(ctx, warn_missing=True)
     results.update(duration_s=point.get("duration_s"), started=point.get("started"), ended=point.get("ended"),
                    load_average=[point.get("load_average_start"), point.get("load_average_end")])
 
@@ -128,12 +97,8 @@ def parse_once(ctx, settings):
     return results
 
 
-def parse_always(entry):
-    """What depends on where the tree is now: its path relative to the results root (and,
-    for a tree of an older release without run.json, a run id made of it)."""
-    entry.results["test_path"] = entry.relative
-    if not entry.results.get("run_id"):
-        entry.results["run_id"] = entry.relative.split(os.sep)[0] if os.sep in entry.relative else "."
+parse_always = base.parse_always
+timestamp = base.timestamp
 
 
 # --------------------------------------------------------------------------
@@ -162,68 +127,28 @@ def load_per_cpu(entry):
 
 
 def labels_model():
-    from typing import Optional
-
-    import pydantic
-
-    class Labels(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="forbid")
-        kpi_settings_version: str
-        indicator: str
-        framework: str
-        backend: str
-        device: str
-        dtype: str
-        size: Optional[int]
-        batch: Optional[int]
-        length: Optional[int]
-        height: Optional[int]
-        width: Optional[int]
-        channels: Optional[int]
-        filters: Optional[int]
-        kernel: Optional[int]
-        stride: Optional[int]
-        padding: Optional[int]
-        threads: Optional[int]
-        cpu_model: str
-        cpu_count: int
-        memory_gib: Optional[int]
-        gpu_model: Optional[str]
-        gpu_count: int
-        accelerator_driver: Optional[str]
-        device_name: str
-        library_version: str
-        blas: Optional[str]
-        python_version: str
-        hostname: Optional[str]
-        collection_version: str
-        git_commit: Optional[str]
-        presets: str
-        test_path: str
-        run_id: str
-
-    return Labels
+    return base.labels_model(
+        indicator=str, framework=str, backend=str, device=str, dtype=str,
+        **{key: Optional[int] for key in SHAPE_KEYS},
+        threads=Optional[int], cpu_model=str, cpu_count=int, memory_gib=Optional[int], gpu_model=Optional[str],
+        gpu_count=int, accelerator_driver=Optional[str], device_name=str, library_version=str, blas=Optional[str],
+        python_version=str, hostname=Optional[str], collection_version=str, git_commit=Optional[str], presets=str)
 
 
 def kpi_labels(entry):
-    results, settings = entry.results, entry.settings
-    parameters = results.get("parameters") or {}
+    results = entry.results
     measurement = results.get("measurement") or {}
     host = results.get("host") or {}
-
-    def setting(key):
-        return parameters.get(key, settings.get(key))
-
-    labels = {
-        "kpi_settings_version": KPI_SETTINGS_VERSION,
-        "indicator": results.get("indicator"),
-        "framework": results.get("framework"),
-        "backend": setting("backend"),
-        "device": setting("device"),
-        "dtype": setting("dtype"),
-    }
-    labels.update({key: setting(key) for key in SHAPE_KEYS})
-    labels.update(
+    # a parameter the harness reported as None is its value (the settings are not asked)
+    setting = base.settings_reader(entry, none_is_unset=False)
+    return base.kpi_labels(
+        KPI_SETTINGS_VERSION, entry,
+        indicator=results.get("indicator"),
+        framework=results.get("framework"),
+        backend=setting("backend"),
+        device=setting("device"),
+        dtype=setting("dtype"),
+        **{key: setting(key) for key in SHAPE_KEYS},
         threads=setting("threads"),
         cpu_model=host.get("cpu_model") or measurement.get("cpu_model"),
         cpu_count=host.get("cpu_count") or measurement.get("cpu_count"),
@@ -240,10 +165,7 @@ def kpi_labels(entry):
         collection_version=host.get("collection_version"),
         git_commit=host.get("git_commit"),
         presets=",".join(results.get("presets") or []),
-        test_path=results.get("test_path"),
-        run_id=results.get("run_id"),
     )
-    return labels
 
 
 def payload_results(entry):
@@ -261,53 +183,19 @@ def payload_results(entry):
     }
 
 
-def timestamp(entry):
-    return entry.results.get("started")
-
-
 # --------------------------------------------------------------------------
 # KPIs
 
 
-@HigherBetter
-@KPIMetadata(help="Median throughput of the operation, from its FLOP count and the median repetition time", unit="GFLOP/s")
-@Format("{:.1f}")
-@ErrorBar(lambda payload: payload["results"]["rate"] * payload["results"]["time_cv"])
-def rate(payload):
-    return payload["results"]["rate"]
-
-
-@HigherBetter
-@IgnoredForRegression
-@KPIMetadata(help="Throughput of the fastest repetition", unit="GFLOP/s")
-@Format("{:.1f}")
-def rate_best(payload):
-    return payload["results"]["rate_best"]
-
-
-@LowerBetter
-@ViewOf("rate")
-@KPIMetadata(help="Median time of one repetition of the operation (the measurement behind rate)", unit="s")
-@FormatDivisor(1e-3, unit="ms", format="{:.3f}")
-@ErrorBar(lambda payload: payload["results"]["time_stdev"])
-def time_median(payload):
-    return payload["results"]["time_median"]
-
-
-@LowerBetter
-@IgnoredForRegression
-@KPIMetadata(help="Coefficient of variation of the repetition times (stdev / mean)", unit="ratio")
-@Format("{:.3f}")
-def time_cv(payload):
-    return payload["results"]["time_cv"]
-
-
-@LowerBetter
-@IgnoredForRegression
-@KPIMetadata(help="Wall time of the whole point, process start-up and warm-up included", unit="s")
-@Format("{:.2f}")
-def point_duration(payload):
-    return payload["results"]["duration_s"]
-
-
-KPIS = [rate, rate_best, time_median, time_cv, point_duration]
+KPIS = [
+    base.kpi("rate", "Median throughput of the operation, from its FLOP count and the median repetition time",
+             "GFLOP/s", "higher", fmt="{:.1f}",
+             error_bar=lambda payload: payload["results"]["rate"] * payload["results"]["time_cv"]),
+    base.kpi("rate_best", "Throughput of the fastest repetition", "GFLOP/s", "higher", fmt="{:.1f}", ignored=True),
+    base.kpi("time_median", "Median time of one repetition of the operation (the measurement behind rate)", "s",
+             "lower", view_of="rate", divisor=1e-3, display_unit="ms", fmt="{:.3f}", error_bar="time_stdev"),
+    base.kpi("time_cv", "Coefficient of variation of the repetition times (stdev / mean)", "ratio", "lower",
+             fmt="{:.3f}", ignored=True),
+    base.kpi("point_duration", "Wall time of the whole point, process start-up and warm-up included", "s", "lower",
+             fmt="{:.2f}", ignored=True, key="duration_s"),
+]

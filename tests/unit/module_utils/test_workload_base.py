@@ -1,0 +1,320 @@
+"""The workload base (workloads/base.py): each helper, and a workload written with only what differs."""
+
+import json
+import os
+from typing import Optional
+
+import pydantic
+import pytest
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
+
+
+def write(path, content):
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    with open(str(path), "w", encoding="utf-8") as handle:
+        handle.write(content if isinstance(content, str) else json.dumps(content))
+
+
+def make_point(directory, exit_code=0, **files):
+    """A matrix point as the engine leaves it: settings, uuid, the given files, exit_code last."""
+    write(directory / "settings.yaml", "size: 64\n")
+    write(directory / ".uuid", directory.name)
+    for name, content in files.items():
+        write(directory / name.replace("__", "/"), content)
+    write(directory / "exit_code", "%d\n" % exit_code)
+    return directory
+
+
+def context(point, artifacts=None, important=None):
+    return results_tree.ParseContext(str(point), str(point.parent), artifacts or {},
+                                     base.important_files() if important is None else important)
+
+
+class Entry:
+    def __init__(self, relative="run/000__point", results=None, settings=None):
+        self.relative = relative.replace("/", os.sep)
+        self.results = results if results is not None else {}
+        self.settings = settings or {}
+
+
+# --------------------------------------------------------------------------
+# reading a point directory
+
+
+@pytest.mark.parametrize("text, lines, expected", [
+    (None, 20, None),
+    ("", 20, None),
+    ("  \n\n ", 20, None),
+    ("one\ntwo\n", 20, "one\ntwo"),
+    ("\n".join("l%d" % i for i in range(30)), 20, "\n".join("l%d" % i for i in range(10, 30))),
+    ("a\nb\nc\n", 2, "b\nc"),
+])
+def test_a_tail_is_the_last_lines_of_the_stripped_text(text, lines, expected):
+    assert base.tail(text, lines) == expected
+
+
+def test_the_important_files_are_the_common_ones_then_what_the_workload_adds():
+    assert base.important_files() == base.COMMON_IMPORTANT_FILES + ["stderr.log"]
+    files = base.important_files("ENV/environment.json", "output.json", "RUN_INFO")
+    assert files == base.COMMON_IMPORTANT_FILES + ["stderr.log", "ENV/environment.json", "RUN_INFO"]
+    assert "stderr.log" not in base.important_files("RUN_INFO", stderr=False)
+    for name in ("settings.yaml", "exit_code", ".uuid", "output.json", "point.json", "FAILURE"):
+        assert name in base.COMMON_IMPORTANT_FILES
+
+
+def test_a_point_that_did_not_fail_has_no_failure_and_its_stderr_is_not_read(tmp_path):
+    point = make_point(tmp_path / "000__ok", **{"stderr.log": "noise\n", "point.json": {"duration_s": 2.5}})
+    ctx = context(point)
+    assert base.read_failure(ctx) == {"failure": None, "stderr_tail": None}
+    assert "stderr.log" not in ctx.files_read
+    # FAILURE was looked for: the cache is stale as soon as it appears
+    assert "FAILURE" in ctx.files_read and ctx.files_read["FAILURE"] is None
+    assert ctx.warnings == []
+
+
+def test_a_point_with_a_failed_exit_code_gives_its_failure_and_the_tail_of_its_stderr(tmp_path):
+    stderr = "\n".join("line %d" % i for i in range(50)) + "\n\n"
+    point = make_point(tmp_path / "results" / "000__failed", exit_code=2, FAILURE="x" * 5000, **{"stderr.log": stderr})
+    ctx = context(point)
+    failure = base.read_failure(ctx)
+    assert failure["failure"] == "x" * base.FAILURE_CHARS
+    assert failure["stderr_tail"] == "\n".join("line %d" % i for i in range(30, 50))
+    assert ctx.warnings == []
+    # without stderr: no stderr_tail, the log is not read (nor warned about when not important)
+    ctx = context(point, important=base.important_files(stderr=False))
+    assert base.read_failure(ctx, stderr=False) == {"failure": "x" * base.FAILURE_CHARS}
+    assert "stderr.log" not in ctx.files_read and ctx.warnings == []
+    # the results tree reads the exit code itself
+    workload = workload_lib.load_workload(str(minimal_workload(tmp_path)))
+    entries, _warnings = results_tree.parse_results(str(tmp_path / "results"), workload, environ={}, write_cache=False)
+    assert [(entry.exit_code, entry.failed, entry.results["failure"]) for entry in entries] == \
+        [(2, True, "x" * base.FAILURE_CHARS)]
+
+
+def test_a_failed_point_without_stderr_or_with_an_empty_failure(tmp_path):
+    point = make_point(tmp_path / "000__failed", exit_code=1, FAILURE="")
+    ctx = context(point)
+    assert base.read_failure(ctx) == {"failure": None, "stderr_tail": None}
+    assert [w.split(" (")[0] for w in ctx.warnings] == ["stderr.log: missing"]
+
+
+def test_a_point_without_point_json_gives_an_empty_timing(tmp_path):
+    point = make_point(tmp_path / "000__old")
+    ctx = context(point)
+    assert base.read_point(ctx) == {}
+    assert ctx.warnings == [] and ctx.files_read["point.json"] is None
+    ctx = context(point)
+    assert base.read_point(ctx, warn_missing=True) == {}
+    assert [w.split(" (")[0] for w in ctx.warnings] == ["point.json: missing"]
+
+
+def test_point_json_gives_the_timing_and_a_malformed_one_nothing(tmp_path):
+    timing = {"duration_s": 3.5, "started": "2024-01-01T00:00:00+00:00"}
+    assert base.read_point(context(make_point(tmp_path / "000__a", **{"point.json": timing}))) == timing
+    assert base.read_point(context(make_point(tmp_path / "001__b", **{"point.json": [1, 2]}))) == {}
+    ctx = context(make_point(tmp_path / "002__c", **{"point.json": "{broken"}))
+    assert base.read_point(ctx) == {}
+    assert ctx.warnings and ctx.warnings[0].startswith("point.json: unreadable")
+
+
+def test_an_optional_json_is_read_when_it_or_its_artifact_directory_is_there(tmp_path):
+    point = make_point(tmp_path / "000__p", **{"output.json": {"a": 1}})
+    env = tmp_path / "000__host__capture_environment"
+    write(env / "environment.json", {"cpu": {"model": "x"}})
+    ctx = context(point, artifacts={"ENV": str(env), "RUN_INFO": None},
+                  important=base.important_files("ENV/environment.json", "ENV/other.json", "RUN_INFO", "missing.json"))
+    assert base.read_optional_json(ctx, "output.json") == {"a": 1}
+    assert base.read_optional_json(ctx, "missing.json") is None
+    assert base.read_optional_json(ctx, "environment.json", artifact="ENV") == {"cpu": {"model": "x"}}
+    assert base.read_optional_json(ctx, artifact="RUN_INFO") is None
+    assert ctx.warnings == []
+    # a file missing from a directory that was found is warned about
+    assert base.read_optional_json(ctx, "other.json", artifact="ENV") is None
+    assert [w.split(" (")[0] for w in ctx.warnings] == ["ENV/other.json: missing"]
+
+
+# --------------------------------------------------------------------------
+# hooks
+
+
+def test_parse_always_sets_the_test_path_and_a_run_id_from_it_when_the_parse_found_none():
+    entry = Entry("run-3/001__matbenchmarking/000__p")
+    base.parse_always(entry)
+    assert entry.results == {"test_path": entry.relative, "run_id": "run-3"}
+    entry = Entry("run-3/000__p", results={"run_id": "from-run-json"})
+    base.parse_always(entry)
+    assert entry.results["run_id"] == "from-run-json"
+    entry = Entry("000__p")
+    base.parse_always(entry)
+    assert entry.results == {"test_path": "000__p", "run_id": "."}
+
+
+def test_the_timestamp_is_when_the_test_started_or_none():
+    assert base.timestamp(Entry(results={"started": "2024-01-01T00:00:00+00:00"})) == "2024-01-01T00:00:00+00:00"
+    assert base.timestamp(Entry()) is None
+
+
+# --------------------------------------------------------------------------
+# labels
+
+
+def test_a_setting_comes_from_the_parameters_first_then_the_settings():
+    entry = Entry(results={"parameters": {"model": "m", "threads": None}},
+                  settings={"model": "other", "threads": 4, "replicas": 2})
+    setting = base.settings_reader(entry)
+    assert (setting("model"), setting("threads"), setting("replicas"), setting("absent", 7)) == ("m", 4, 2, 7)
+    setting = base.settings_reader(entry, none_is_unset=False)
+    assert (setting("model"), setting("threads"), setting("replicas"), setting("absent", 7)) == ("m", None, 2, 7)
+    assert base.settings_reader(Entry(settings={"a": 1}))("a") == 1
+
+
+def test_the_labels_model_wraps_the_fields_between_the_version_and_where_the_test_is():
+    model = base.labels_model(model=str, batch=Optional[int])
+    assert list(model.model_fields) == ["kpi_settings_version", "model", "batch", "test_path", "run_id"]
+    assert all(field.is_required() for field in model.model_fields.values())
+    labels = {"kpi_settings_version": "1.0", "model": "m", "batch": None, "test_path": "a/b", "run_id": "a"}
+    assert model.model_validate(labels).model_dump() == labels
+    with pytest.raises(pydantic.ValidationError, match="extra"):
+        model.model_validate(dict(labels, unknown=1))
+    with pytest.raises(pydantic.ValidationError):
+        model.model_validate({key: value for key, value in labels.items() if key != "batch"})
+    with pytest.raises(pydantic.ValidationError):
+        model.model_validate(dict(labels, model=None))
+
+
+def test_the_raw_labels_are_the_version_the_workload_labels_then_where_the_test_is():
+    entry = Entry(results={"test_path": "run/000__p", "run_id": "run"})
+    labels = base.kpi_labels("2.0", entry, model="m", batch=4)
+    assert list(labels.items()) == [("kpi_settings_version", "2.0"), ("model", "m"), ("batch", 4),
+                                    ("test_path", "run/000__p"), ("run_id", "run")]
+
+
+def test_the_summary_results_are_a_section_the_duration_and_counts():
+    entry = Entry(results={"summary": {"a": 1}, "duration_s": 9.5, "losses": [1, 2, 3]})
+    assert base.summary_results(entry, "summary", loss_records="losses", none="absent") == \
+        {"a": 1, "duration_s": 9.5, "loss_records": 3, "none": 0}
+    assert base.summary_results(Entry(), "summary") == {"duration_s": None}
+
+
+# --------------------------------------------------------------------------
+# KPIs
+
+
+def test_a_kpi_declared_in_one_call_is_what_the_decorators_declare():
+    rate = base.kpi("rate", "Median throughput", "GFLOP/s", "higher", fmt="{:.1f}",
+                    error_bar=lambda payload: payload["results"]["rate"] * payload["results"]["time_cv"])
+    time_median = base.kpi("time_median", "Median time", "s", "lower", view_of="rate", divisor=1e-3,
+                           display_unit="ms", fmt="{:.3f}", error_bar="time_stdev")
+    duration = base.kpi("point_duration", "Wall time", "s", "lower", ignored=True, key="duration_s")
+    flag = base.kpi("client_bound", "1 when client-bound", "flag", "lower", fmt="{:.0f}",
+                    value=lambda payload: int(bool(payload["results"]["client_bound"])))
+    definitions = kpi_lib.collect_kpis([rate, time_median, duration, flag])
+    assert [d.name for d in definitions] == ["rate", "time_median", "point_duration", "client_bound"]
+    described = {d.name: d.describe() for d in definitions}
+    assert described["rate"] == {"help": "Median throughput", "unit": "GFLOP/s", "higher_is_better": True,
+                                 "ignored_for_regression": False, "view_of": None}
+    assert described["time_median"]["view_of"] == "rate" and described["time_median"]["higher_is_better"] is False
+    assert described["point_duration"]["ignored_for_regression"] is True
+    by_name = {d.name: d for d in definitions}
+    assert by_name["point_duration"].format == "{}"
+    assert (by_name["time_median"].divisor, by_name["time_median"].display_unit) == (1e-3, "ms")
+    payload = {"results": {"rate": 10.0, "time_cv": 0.1, "time_median": 0.002, "time_stdev": 0.0001,
+                           "duration_s": 3.0, "client_bound": True}}
+    values, warnings = kpi_lib.compute_kpis(definitions, payload)
+    assert warnings == []
+    assert {name: (kpi["value"], kpi["formatted"], kpi["error"]) for name, kpi in values.items()} == {
+        "rate": (10.0, "10.0 GFLOP/s", 1.0), "time_median": (0.002, "2.000 ms", 0.0001),
+        "point_duration": (3.0, "3.0 s", None), "client_bound": (1, "1 flag", None)}
+
+
+def test_a_kpi_whose_value_is_missing_warns_like_a_decorated_one():
+    definitions = kpi_lib.collect_kpis([base.kpi("send_lag_p99", "Send lag", "ms", "lower", key="send_lag_p99_ms")])
+    values, warnings = kpi_lib.compute_kpis(definitions, {"results": {}})
+    assert values["send_lag_p99"]["value"] is None
+    assert warnings == ["KPI send_lag_p99: KeyError: 'send_lag_p99_ms'"]
+
+
+def test_a_kpi_needs_a_direction():
+    with pytest.raises(ValueError, match="better must be 'higher' or 'lower'"):
+        base.kpi("rate", "Rate", "GFLOP/s", "up")
+
+
+# --------------------------------------------------------------------------
+# a workload written with only what differs
+
+MINIMAL_WORKLOAD = '''
+from typing import Optional
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
+
+KPI_SETTINGS_VERSION = "1.0"
+SOURCE_FILES = base.SOURCE_FILES
+IMPORTANT_FILES = base.important_files()
+parse_always = base.parse_always
+timestamp = base.timestamp
+
+
+def parse_once(ctx, settings):
+    results = base.read_failure(ctx)
+    output = ctx.read_json("output.json") if not results["failure"] else None
+    point = base.read_point(ctx)
+    results.update(result=(output or {}).get("@result") or {}, started=point.get("started"),
+                   duration_s=point.get("duration_s"))
+    return results
+
+
+def labels_model():
+    return base.labels_model(size=Optional[int])
+
+
+def kpi_labels(entry):
+    return base.kpi_labels(KPI_SETTINGS_VERSION, entry, size=base.settings_reader(entry)("size"))
+
+
+def payload_results(entry):
+    return base.summary_results(entry, "result")
+
+
+KPIS = [base.kpi("rate", "Median throughput", "GFLOP/s", "higher", fmt="{:.1f}")]
+'''
+
+
+def minimal_workload(directory):
+    path = directory / "minimal_workload.py"
+    path.write_text(MINIMAL_WORKLOAD)
+    return path
+
+
+def test_a_workload_with_only_what_differs_loads_and_yields_kpis(tmp_path):
+    root = tmp_path / "results" / "run-1"
+    make_point(root / "000__ok", **{"output.json": {"@result": {"rate": 12.5}},
+                                    "point.json": {"started": "2024-05-01T00:00:00+00:00", "duration_s": 4.0}})
+    make_point(root / "001__failed", exit_code=3, FAILURE="harness exited with 3\n", **{"stderr.log": "boom\n"})
+    workload = workload_lib.load_workload(str(minimal_workload(tmp_path)))
+    assert os.path.abspath(base.__file__) in workload.source_files()
+    labels_model = workload.labels_model()
+    entries, _warnings = results_tree.parse_results(str(tmp_path / "results"), workload, environ={})
+    payloads = {}
+    for entry in entries:
+        payloads[entry.relative] = postprocess.build_payload(entry, workload, labels_model, strict=True)[0]
+    ok = payloads[os.path.join("run-1", "000__ok")]
+    assert ok["kpis"]["rate"]["value"] == 12.5 and ok["kpis"]["rate"]["formatted"] == "12.5 GFLOP/s"
+    assert ok["labels"] == {"kpi_settings_version": "1.0", "size": 64, "test_path": os.path.join("run-1", "000__ok"),
+                            "run_id": "run-1"}
+    assert ok["metadata"]["timestamp"] == "2024-05-01T00:00:00+00:00"
+    assert ok["results"] == {"rate": 12.5, "duration_s": 4.0}
+    failed = payloads[os.path.join("run-1", "001__failed")]
+    assert failed["kpis"] == {} and failed["metadata"]["exit_code"] == 3
+    failed_entry = [entry for entry in entries if entry.failed][0]
+    assert (failed_entry.results["failure"], failed_entry.results["stderr_tail"]) == ("harness exited with 3\n", "boom")
+    assert all(entry.warnings == [] for entry in entries)
+
+
+@pytest.mark.parametrize("name", ["perf_indicators", "llm_load", "fine_tuning"])
+def test_the_base_is_part_of_the_cache_key_of_every_built_in_workload(name):
+    assert os.path.abspath(base.__file__) in workload_lib.load_workload(name).source_files()
