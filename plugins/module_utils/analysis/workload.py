@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import types
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils import workloads
@@ -68,9 +69,16 @@ class Workload:
         self.report_group_by = getattr(module, "REPORT_GROUP_BY", None)
 
     def source_files(self):
+        """The files whose change invalidates the parse cache: the workload's module, its
+        ``SOURCE_FILES``, and the built-in workload modules it imports (``workloads.base``), so
+        that a workload built on the base need not list it."""
         files = [os.path.abspath(self.module.__file__)]
-        files.extend(getattr(self.module, "SOURCE_FILES", []))
-        return files
+        for value in vars(self.module).values():
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(workloads.__name__ + ".") \
+                    and getattr(value, "__file__", None):
+                files.append(os.path.abspath(value.__file__))
+        files.extend(os.path.abspath(path) for path in getattr(self.module, "SOURCE_FILES", []))
+        return list(dict.fromkeys(files))
 
     def parse_once(self, context, settings):
         return self.module.parse_once(context, settings)

@@ -8,7 +8,6 @@ only what differs::
 
     from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 
-    SOURCE_FILES = base.SOURCE_FILES                  # editing this base invalidates the parse caches
     IMPORTANT_FILES = base.important_files("ENV/environment.json")
     parse_always = base.parse_always                  # test_path, and a run id from where the test is
     timestamp = base.timestamp                        # results["started"]
@@ -50,7 +49,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi imp
     ViewOf,
 )
 
-# a workload built on this base lists it in its SOURCE_FILES: a change of it invalidates the parse caches
+# this file: part of the parse-cache key of every workload that imports it (analysis/workload.py
+# adds it by itself; listed here for a workload that reaches the base another way)
 SOURCE_FILES = [os.path.abspath(__file__)]
 
 # the files of a matrix point every workload reads or looks for

@@ -23,7 +23,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.fine_tuning_report import fine_tuning_report
 
 KPI_SETTINGS_VERSION = "1.0"
-SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "CLUSTER_CAPTURE_ENVIRONMENT": "*__cluster__capture_environment",

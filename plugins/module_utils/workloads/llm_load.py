@@ -25,7 +25,6 @@ from typing import Optional
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base, llm_load_reports
 
 KPI_SETTINGS_VERSION = "1.0"
-SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",

@@ -17,7 +17,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
 
 KPI_SETTINGS_VERSION = "1.1"
-SOURCE_FILES = base.SOURCE_FILES
 
 ARTIFACT_DIRNAMES = {
     "HOST_CAPTURE_ENVIRONMENT": "*__host__capture_environment",

@@ -253,7 +253,6 @@ from typing import Optional
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 
 KPI_SETTINGS_VERSION = "1.0"
-SOURCE_FILES = base.SOURCE_FILES
 IMPORTANT_FILES = base.important_files()
 parse_always = base.parse_always
 timestamp = base.timestamp
