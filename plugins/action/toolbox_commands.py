@@ -35,7 +35,8 @@ class ActionModule(PerfscaleAction):
             lines = toolbox.listing(ROLES_DIR)
             result.update(changed=False, action="list", lines=lines, msg="\n".join(lines))
             return result
-        command = toolbox.resolve(ROLES_DIR, args["command"])
+        known = toolbox.commands(ROLES_DIR, describe=False)
+        command = toolbox.resolve(ROLES_DIR, args["command"], known)
         if args["help"]:
             lines = toolbox.help_lines(ROLES_DIR, command)
             result.update(changed=False, action="help", command=command, lines=lines, msg="\n".join(lines))
@@ -45,6 +46,6 @@ class ActionModule(PerfscaleAction):
             # -e args='{"a": 1, "b": 2}': Ansible splits key=value extra-vars at whitespace
             given = raw_extra_var("args") or given
         parameters = config_lib.parse_overrides(given, source="args")
-        result.update(changed=False, action="run", command=command, role=toolbox.commands(ROLES_DIR)[command]["role"],
+        result.update(changed=False, action="run", command=command, role=known[command]["role"],
                       args=parameters, msg="toolbox command %s" % command)
         return result

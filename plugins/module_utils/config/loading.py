@@ -50,8 +50,11 @@ def type_name(value):
 def _yaml_loader_without_duplicates():
     import yaml
 
-    class UniqueKeyLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
-        """SafeLoader that refuses a key defined twice in the same mapping."""
+    # libyaml's parser when PyYAML has it (every playbook run reads the configuration and its presets)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # pylint: disable=too-many-ancestors
+        """A safe loader that refuses a key defined twice in the same mapping."""
 
         def construct_mapping(self, node, deep=False):
             seen = {}

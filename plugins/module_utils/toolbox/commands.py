@@ -55,8 +55,10 @@ NOT_PROVIDED.update({name: _NOT_YET for name in (
 def _load_yaml(path):
     import yaml
 
+    # libyaml's loader when PyYAML has it: every toolbox run reads each role's tasks/main.yml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=loader)  # nosec B506 - a safe loader
 
 
 def command_of_role(role_dir):
@@ -80,8 +82,9 @@ def specs(role_dir):
     return (spec.get("argument_specs") or {}).get("main") or {}
 
 
-def commands(roles_dir):
-    """Every toolbox command: {command: {role, description}}, sorted by command."""
+def commands(roles_dir, describe=True):
+    """Every toolbox command: {command: {role, description}}, sorted by command (``describe=False``:
+    without reading the argument specs for the description, which is then None)."""
     found = {}
     for role in sorted(os.listdir(roles_dir)):
         role_dir = os.path.join(roles_dir, role)
@@ -89,18 +92,21 @@ def commands(roles_dir):
             continue
         command = command_of_role(role_dir)
         if command:
-            found[command] = {"role": role, "description": specs(role_dir).get("short_description", "")}
+            found[command] = {"role": role,
+                              "description": specs(role_dir).get("short_description", "") if describe else None}
     return dict(sorted(found.items()))
 
 
-def resolve(roles_dir, name):
-    """The command a name designates (aliases followed); an unknown or unprovided one is an error."""
+def resolve(roles_dir, name, known=None):
+    """The command a name designates (aliases followed); an unknown or unprovided one is an error.
+    ``known``: ``commands(roles_dir)`` when the caller has it already."""
     name = " ".join(str(name or "").split())
-    known = commands(roles_dir)
+    if known is None:
+        known = commands(roles_dir, describe=False)
     if name in known:
         return name
     if name in ALIASES:
-        return resolve(roles_dir, ALIASES[name])
+        return resolve(roles_dir, ALIASES[name], known)
     if name in NOT_PROVIDED:
         raise CommandArgsError("toolbox command '%s' is not provided: %s" % (name, NOT_PROVIDED[name]))
     hint = difflib.get_close_matches(name, list(known) + list(ALIASES), n=1)

@@ -216,7 +216,9 @@ def test_shipped_document_and_every_shipped_preset_resolve():
 @pytest.mark.parametrize("text,message", [
     ("tests:\n  benchmark:\n    timeout_s: .inf\n", "config file %s: key tests.benchmark.timeout_s: inf is not a finite number"),
     ("tests:\n  benchmark:\n    timeout_s: .nan\n", "key tests.benchmark.timeout_s: nan is not a finite number"),
-    ("deep: " + "[" * 5000 + "]" * 5000 + "\n", "config file %s: nested too deeply to read; expected at most 64 levels"),
+    # libyaml parses it, then the depth check names the key; PyYAML's own parser recurses too deep first
+    ("deep: " + "[" * 5000 + "]" * 5000 + "\n", ("config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels",
+                                                "config file %s: nested too deeply to read; expected at most 64 levels")),
     ("deep: " + "[" * 80 + "]" * 80 + "\n", "config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels"),
 ])
 def test_infinite_values_and_deep_nesting_are_one_line_naming_the_key(tmp_path, text, message):
@@ -224,8 +226,8 @@ def test_infinite_values_and_deep_nesting_are_one_line_naming_the_key(tmp_path, 
     path.write_text(text)
     with pytest.raises(errors.ConfigError) as refused:
         cfg.resolve_config(str(path))
-    expected = message % path if "%s" in message else message
-    assert expected in str(refused.value) and "\n" not in str(refused.value)
+    accepted = [one % path if "%s" in one else one for one in (message if isinstance(message, tuple) else (message,))]
+    assert any(expected in str(refused.value) for expected in accepted) and "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("overrides,message", [
