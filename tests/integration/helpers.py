@@ -22,8 +22,8 @@ def ansible_env(extra=None):
     env["ANSIBLE_NOCOLOR"] = "1"
     env["ANSIBLE_FORCE_COLOR"] = "0"
     env.pop("ARTIFACT_DIR", None)
-    if env.get("PERFSCALE_TASK_TIMES"):  # profiling the suite: tests/profiling/task_times.py
-        env["ANSIBLE_CALLBACK_PLUGINS"] = os.path.join(os.path.dirname(HERE), "profiling")
+    if env.get("PERFSCALE_TASK_TIMES"):  # profiling the suite: tests/profiling/callback/task_times.py
+        env["ANSIBLE_CALLBACK_PLUGINS"] = os.path.join(os.path.dirname(HERE), "profiling", "callback")
         env["ANSIBLE_CALLBACKS_ENABLED"] = \
             "perfscale.topsail.toolbox_log,perfscale.topsail.kpi_export,task_times"
     env.update(extra or {})

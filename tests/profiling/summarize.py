@@ -1,4 +1,4 @@
-"""Summarize the task times a profiled test run recorded (tests/profiling/task_times.py):
+"""Summarize the task times a profiled test run recorded (tests/profiling/callback/task_times.py):
 time per action, per role and the slowest tasks, and how much of each playbook's wall time
 its tasks account for (the rest: start-up, parsing, includes)."""
 
