@@ -217,8 +217,9 @@ def test_shipped_document_and_every_shipped_preset_resolve():
     ("tests:\n  benchmark:\n    timeout_s: .inf\n", "config file %s: key tests.benchmark.timeout_s: inf is not a finite number"),
     ("tests:\n  benchmark:\n    timeout_s: .nan\n", "key tests.benchmark.timeout_s: nan is not a finite number"),
     # libyaml parses it, then the depth check names the key; PyYAML's own parser recurses too deep first
-    ("deep: " + "[" * 5000 + "]" * 5000 + "\n", ("config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels",
-                                                "config file %s: nested too deeply to read; expected at most 64 levels")),
+    ("deep: " + "[" * 5000 + "]" * 5000 + "\n",
+     ("config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels",
+      "config file %s: nested too deeply to read; expected at most 64 levels")),
     ("deep: " + "[" * 80 + "]" * 80 + "\n", "config file %s: key deep.0.0.0.0.0.0.0...: nested deeper than 64 levels"),
 ])
 def test_infinite_values_and_deep_nesting_are_one_line_naming_the_key(tmp_path, text, message):
