@@ -21,7 +21,8 @@ from kubesim import addons, certs
 from kubesim.behaviours import ImageBehaviours
 from kubesim.clock import Clock
 from kubesim.cluster import Cluster
-from kubesim.controllers import Manager, default_registry
+from kubesim.controllers import Manager
+from kubesim.controllers.registry import default_registry
 from kubesim.defaults import apply_crd_defaults, apply_defaults
 from kubesim.faults import Faults
 from kubesim.localexec import LocalProcessRunner

@@ -97,11 +97,19 @@ def _resolve(module, is_package, level, target):
 
 
 def imports_of(module, path, known):
-    """The known modules ``module`` imports (a ``from X import name`` of a submodule counts as it)."""
+    """(the known modules ``module`` imports (a ``from X import name`` of a submodule counts as
+    it), the packages above them whose ``__init__`` runs first (see ``with_packages``))."""
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
     is_package = path.endswith("__init__.py")
     found = set()
+    packages = set()
+
+    # importing pkg.sub runs pkg/__init__.py first: the packages above a target count as imported,
+    # except the importer's own (already initialised when the importer runs)
+    own_packages = {module.rsplit(".", depth)[0] for depth in range(1, module.count(".") + 1)}
+    if is_package:
+        own_packages.add(module)
 
     def add(name):
         if name.startswith(COLLECTION_PREFIX):
@@ -110,6 +118,11 @@ def imports_of(module, path, known):
             name = name.rpartition(".")[0]
         if name and name != module:
             found.add(name)
+        package = name.rpartition(".")[0]
+        while package:
+            if package in known and package not in own_packages and package != module:
+                packages.add(package)
+            package = package.rpartition(".")[0]
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -121,7 +134,22 @@ def imports_of(module, path, known):
                 full = base + "." + alias.name
                 stripped = full[len(COLLECTION_PREFIX):] if full.startswith(COLLECTION_PREFIX) else full
                 add(full if stripped in known else base)
-    return found
+    return found, packages
+
+
+def with_packages(direct, packages):
+    """The import graph with the packages a module's imports initialise: a package whose
+    ``__init__`` imports something (a registry importing its members) is a real step of the import,
+    one with a bare docstring is not."""
+    return {module: direct[module] | {package for package in packages[module] if direct.get(package)}
+            for module in direct}
+
+
+def import_graph(files):
+    """{module: the modules its import runs} for ``files`` ({module: path}, see ``module_files``)."""
+    found = {module: imports_of(module, path, files) for module, path in files.items()}
+    return with_packages({module: pair[0] for module, pair in found.items()},
+                         {module: pair[1] for module, pair in found.items()})
 
 
 def strongly_connected(graph):
@@ -185,7 +213,7 @@ def main(argv=None):
     parser.add_argument("--graph", action="store_true", help="print every module's layer and imports")
     args = parser.parse_args(argv)
     files = module_files()
-    graph = {module: imports_of(module, path, files) for module, path in files.items()}
+    graph = import_graph(files)
     if args.graph:
         for module in sorted(graph):
             print("%s [%s]: %s" % (module, layer_of(module), ", ".join(sorted(graph[module]))))

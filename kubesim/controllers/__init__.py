@@ -1,55 +1,9 @@
-"""Controllers of kubesim; :func:`default_registry` lists the built-in ones.
+"""Controllers of kubesim; :mod:`kubesim.controllers.registry` lists the built-in ones.
 
-Kubernetes' own (kube-controller-manager, scheduler, kubelet), OLM's, and one
-reconciler per custom resource kind of the operators the toolbox drives. Each
-is a :class:`Controller` subclass registered here by name; ``--disable-controller
-NAME`` turns one off.
+Each is a :class:`Controller` subclass (``controllers/base.py``); the package itself only names
+the base classes, so that importing one controller module never imports all the others.
 """
 
 from kubesim.controllers.base import Controller, ControllerRegistry, Event, Manager, Ref, ref_of
-from kubesim.controllers.core import CRDController, GarbageCollector, NamespaceController
-from kubesim.controllers.gateway import (GatewayClassController, GatewayController, HTTPRouteController,
-                                         InferencePoolController)
-from kubesim.controllers.jobs import JobController
-from kubesim.controllers.kserve import InferenceServiceController, LLMInferenceServiceController
-from kubesim.controllers.nfd import NodeFeatureDiscoveryController
-from kubesim.controllers.nvidia import ClusterPolicyController
-from kubesim.controllers.odh import DataScienceClusterController, DSCInitializationController
-from kubesim.controllers.olm import (CatalogSourceController, ClusterServiceVersionController, InstallPlanController,
-                                     OperatorGroupController, SubscriptionController)
-from kubesim.controllers.openshift import (BuildConfigController, BuildController, ClusterVersionController,
-                                          ImageStreamController, MachineConfigPoolController, MachineController,
-                                          MachineSetController,
-                                          OAuthController, RouteController, UserWorkloadMonitoringController)
-from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler, KnativeServingReconciler,
-                                          KueueReconciler, ServiceMeshControlPlaneReconciler,
-                                          ServiceMeshMemberRollReconciler)
-from kubesim.controllers.pods import PodController
-from kubesim.controllers.storage import VolumeBinder
-from kubesim.controllers.tekton import PipelineRunController, TaskRunController
-from kubesim.controllers.training import PyTorchJobController, TrainJobController
-from kubesim.controllers.workloads import (DaemonSetController, DeploymentController, ReplicaSetController,
-                                           StatefulSetController)
 
-KUBERNETES = (NamespaceController, GarbageCollector, CRDController, PodController, ReplicaSetController,
-              DeploymentController, StatefulSetController, DaemonSetController, JobController, VolumeBinder)
-OLM = (CatalogSourceController, OperatorGroupController, SubscriptionController, InstallPlanController,
-       ClusterServiceVersionController)
-OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitializationController,
-             DataScienceClusterController, InferenceServiceController, LLMInferenceServiceController,
-             GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
-             PyTorchJobController, TrainJobController, DemoAppReconciler, KueueReconciler,
-             ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
-             AuthorinoReconciler, PipelineRunController, TaskRunController)
-OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,
-             ImageStreamController, RouteController, OAuthController, UserWorkloadMonitoringController,
-             MachineConfigPoolController)
-BUILTIN = KUBERNETES + OLM + OPERATORS + OPENSHIFT
-
-
-def default_registry():
-    """A new registry with the built-in controllers (add yours with ``register``)."""
-    return ControllerRegistry(BUILTIN)
-
-
-__all__ = ["Controller", "ControllerRegistry", "Event", "Manager", "Ref", "ref_of", "default_registry", "BUILTIN"]
+__all__ = ["Controller", "ControllerRegistry", "Event", "Manager", "Ref", "ref_of"]

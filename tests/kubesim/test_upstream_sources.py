@@ -10,7 +10,7 @@ import pytest
 
 from kubesim import upstream
 from kubesim.app import KubeSim, Settings
-from kubesim.controllers import BUILTIN
+from kubesim.controllers.registry import BUILTIN
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "kubesim.md")
 

@@ -38,16 +38,41 @@ def test_lazy_and_relative_imports_count(tmp_path):
     (package / "a.py").write_text("def f():\n    from kubesim import b\n    return b\n")
     (package / "b.py").write_text("from . import a\n")
     known = {"kubesim": str(package / "__init__.py"), "kubesim.a": str(package / "a.py"), "kubesim.b": str(package / "b.py")}
-    assert tool.imports_of("kubesim.a", known["kubesim.a"], known) == {"kubesim.b"}
-    assert tool.imports_of("kubesim.b", known["kubesim.b"], known) == {"kubesim.a"}
-    graph = {name: tool.imports_of(name, path, known) for name, path in known.items()}
+    assert tool.imports_of("kubesim.a", known["kubesim.a"], known) == ({"kubesim.b"}, set())
+    assert tool.imports_of("kubesim.b", known["kubesim.b"], known) == ({"kubesim.a"}, set())
+    graph = tool.import_graph(known)
     assert tool.strongly_connected(graph) == [["kubesim.a", "kubesim.b"]]
+
+
+def test_a_package_whose_init_imports_its_members_is_a_step_of_every_import_below_it(tmp_path):
+    # the cycle sanity's import test found: engine imported executors.base, which ran
+    # executors/__init__.py, which imported an executor that read engine's constants
+    tool = load_tool()
+    for name in ("matrix", "executors", "quiet"):
+        (tmp_path / name).mkdir()
+    files = {
+        "matrix": "", "matrix.engine": "from executors import base\nPREVIOUS = 'previous'\n",
+        "executors": "from executors import hosts\n", "executors.base": "", "executors.local": "from executors import base\n",
+        "executors.hosts": "from matrix import engine\nKEPT = engine.PREVIOUS\n",
+        "quiet": '"""a package with a docstring only"""\n', "quiet.a": "from matrix import engine\n",
+        "quiet.b": "from quiet import a\n",
+    }
+    known = {}
+    for name, text in files.items():
+        path = tmp_path / (name.replace(".", "/") + ("/__init__.py" if "." not in name else ".py"))
+        path.write_text(text)
+        known[name] = str(path)
+    graph = tool.import_graph(known)
+    assert "executors" in graph["matrix.engine"]          # the package's __init__ runs first
+    assert "executors" not in graph["executors.local"]    # its own package: initialised already
+    assert "quiet" not in graph["matrix.engine"] and "quiet" not in graph["quiet.b"]
+    assert tool.strongly_connected(graph) == [["executors", "executors.hosts", "matrix.engine"]]
 
 
 def test_the_collection_and_kubesim_have_no_cycle_and_no_upward_import():
     tool = load_tool()
     files = tool.module_files()
-    graph = {module: tool.imports_of(module, path, files) for module, path in files.items()}
+    graph = tool.import_graph(files)
     assert len(graph) > 200 and tool.problems(graph) == []
 
 

@@ -4,7 +4,7 @@
 """Executors: the registry (``tests.benchmark.executor`` names one of them).
 
 An executor is an ``executors.base.Executor`` subclass; adding one is a module
-in this package and one entry in ``EXECUTORS``. The matrix engine only calls
+in this package and one entry in ``EXECUTORS`` (its module and class, imported on use). The matrix engine only calls
 the interface of ``executors/base.py``.
 
 Which one runs a matrix is ``select_executor``: the configured name, except that the
@@ -15,15 +15,19 @@ hosts, or ``kubernetes``/``tekton`` with hosts, is one error line).
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import KubernetesExecutor
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
+import importlib
 
-EXECUTORS = {executor.name: executor
-             for executor in (LocalExecutor, KubernetesExecutor, TektonExecutor, InventoryHostsExecutor)}
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
+
+# name -> (module of this package, class): imported when asked for, so that importing one executor
+# module (or executors.base, as the matrix engine does) never imports the others (the tekton and
+# inventory hosts executors import the matrix engine: an eager registry here was an import cycle)
+EXECUTORS = {
+    "local": ("local", "LocalExecutor"),
+    "kubernetes": ("kubernetes", "KubernetesExecutor"),
+    "tekton": ("tekton", "TektonExecutor"),
+    "inventory_hosts": ("inventory_hosts", "InventoryHostsExecutor"),
+}
 
 
 def executor_names():
@@ -32,10 +36,11 @@ def executor_names():
 
 def executor_class(name):
     try:
-        return EXECUTORS[name]
-    except KeyError:
+        module, class_name = EXECUTORS[name]
+    except (KeyError, TypeError):
         raise ExecutorError("tests.benchmark.executor %r: expected one of %s"
                             % (name, ", ".join(executor_names()))) from None
+    return getattr(importlib.import_module("%s.%s" % (__name__, module)), class_name)
 
 
 def create_executor(name, section=None, base_env=None, connections=None):
@@ -50,4 +55,5 @@ def select_executor(configured, groups=None):
     Raises ExecutorError (one line) for an unknown name, ``inventory_hosts`` without hosts in the
     group, and ``kubernetes``/``tekton`` with hosts in it."""
     executor_class(configured)
+    inventory_hosts = importlib.import_module(__name__ + ".inventory_hosts")
     return inventory_hosts.select(configured, inventory_hosts.group_hosts(groups))
