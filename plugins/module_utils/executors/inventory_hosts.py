@@ -30,10 +30,6 @@ Selection (``select``): ``tests.benchmark.executor: inventory_hosts`` needs a no
 the default executor (``local``) with a non-empty group selects this one too (the group is how a
 team says "benchmark these machines"); another executor (kubernetes, tekton) with a non-empty
 group is refused in one line: both say where the points run, and neither is silently dropped.
-
-Module-level functions of the same names (``plan_host``, ``run_payload``, ``unpack_points``,
-``host_outcomes``...) are the same calls without the class, for callers of the former
-``matrix/hosts.py``.
 """
 
 from __future__ import annotations
@@ -242,7 +238,7 @@ class InventoryHostsExecutor(base.Executor):
         executor, under ``python``; the runner's summary with ``archive``."""
         from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 
-        _check_payload(payload)
+        _check_payload(payload)  # before the harness is looked up by the payload's name
         harness = harnesses.get_harness(payload.get("harness"))
         return cls.run_payload(payload, work_dir, harness, python, LocalExecutor(), controller_alive=controller_alive)
 
@@ -390,23 +386,3 @@ class InventoryHostsExecutor(base.Executor):
 
     def cancel(self, handle):
         """Nothing runs here."""
-
-
-# the same calls without the class (the former matrix/hosts.py)
-
-
-def check_plan(plan):
-    """The plan can run on inventory hosts (``InventoryHostsExecutor.for_plan``)."""
-    InventoryHostsExecutor.for_plan(plan)
-
-
-def plan_host(plan, run_root, host):
-    """``InventoryHostsExecutor.plan_host`` for a plan planned with ``python=PYTHON_TOKEN``."""
-    return InventoryHostsExecutor.for_plan(plan).plan_host(plan.points, run_root, host)
-
-
-host_parent = InventoryHostsExecutor.host_parent
-run_payload = InventoryHostsExecutor.run_payload
-pack_points = InventoryHostsExecutor.pack
-unpack_points = InventoryHostsExecutor.unpack
-host_outcomes = InventoryHostsExecutor.outcomes

@@ -49,10 +49,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi imp
     ViewOf,
 )
 
-# this file: part of the parse-cache key of every workload that imports it (analysis/workload.py
-# adds it by itself; listed here for a workload that reaches the base another way)
-SOURCE_FILES = [os.path.abspath(__file__)]
-
 # the files of a matrix point every workload reads or looks for
 COMMON_IMPORTANT_FILES = ["settings.yaml", "exit_code", ".uuid", "output.json", "point.json", "FAILURE"]
 STDERR_FILE = "stderr.log"

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, NAMES, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts as host_matrix  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402
@@ -109,7 +109,7 @@ def test_host_archives(members, cut):
         with open(archive, "wb") as handle:
             handle.write(data if cut is None else data[:cut])
         try:
-            host_matrix.unpack_points(archive, matrix_dir, ["000__a", "001__b"])
+            InventoryHostsExecutor.unpack(archive, matrix_dir, ["000__a", "001__b"])
         except MatrixError as exc:
             one_line(exc)
             # refused: the point is as it was

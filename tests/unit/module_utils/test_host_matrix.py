@@ -13,6 +13,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import be
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts as host_matrix
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor as Hosts
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
@@ -30,8 +31,12 @@ def host_plan(**overrides):
     return benchmark.plan_benchmark(config, python=host_matrix.PYTHON_TOKEN)
 
 
+def plan_host(plan, run_root, host):
+    return Hosts.for_plan(plan).plan_host(plan.points, run_root, host)
+
+
 def test_the_payload_names_the_hosts_python_and_the_shipped_script_never_the_controllers_paths(tmp_path):
-    matrix_dir, resumed, payload = host_matrix.plan_host(host_plan(), str(tmp_path), "gpu-1")
+    matrix_dir, resumed, payload = plan_host(host_plan(), str(tmp_path), "gpu-1")
     assert not resumed
     assert os.path.dirname(matrix_dir) == str(tmp_path / "hosts" / "gpu-1")
     assert (tmp_path / "hosts" / "gpu-1" / "settings.yaml").read_text().strip() == "benchmark_host: gpu-1"
@@ -47,13 +52,13 @@ def test_the_payload_names_the_hosts_python_and_the_shipped_script_never_the_con
 
 
 def test_the_payload_runs_with_nothing_but_itself_and_comes_back_into_the_controllers_tree(tmp_path):
-    matrix_dir, _resumed, payload = host_matrix.plan_host(host_plan(), str(tmp_path / "run"), "h1")
+    matrix_dir, _resumed, payload = plan_host(host_plan(), str(tmp_path / "run"), "h1")
     work = tmp_path / "host-work"
-    summary = host_matrix.run_payload(json.loads(json.dumps(payload)), str(work), harnesses.get_harness("perf_indicator"),
-                                      sys.executable, LocalExecutor())
+    summary = Hosts.run_payload(json.loads(json.dumps(payload)), str(work), harnesses.get_harness("perf_indicator"),
+                                sys.executable, LocalExecutor())
     assert (summary["done"], summary["succeeded"], summary["failed"]) == (2, 2, 0)
     assert (work / "harness" / "indicators.py").exists()
-    finished = host_matrix.unpack_points(summary["archive"], matrix_dir, [p["directory"] for p in payload["points"]])
+    finished = Hosts.unpack(summary["archive"], matrix_dir, [p["directory"] for p in payload["points"]])
     assert finished == ["000__matmul_16", "001__matmul_32"]
     for name in finished:
         directory = os.path.join(matrix_dir, name)
@@ -61,18 +66,18 @@ def test_the_payload_runs_with_nothing_but_itself_and_comes_back_into_the_contro
         assert os.path.exists(os.path.join(directory, "settings.yaml"))  # the controller's, kept
         assert json.load(open(os.path.join(directory, "point.json")))["command"][2] == str(work / "harness" / "indicators.py")
     # planned again: nothing left to send
-    _matrix_dir, resumed, again = host_matrix.plan_host(host_plan(), str(tmp_path / "run"), "h1")
+    _matrix_dir, resumed, again = plan_host(host_plan(), str(tmp_path / "run"), "h1")
     assert resumed and again["points"] == []
 
 
 def test_a_point_that_fails_on_the_host_comes_back_failed_and_an_earlier_attempt_moves_aside(tmp_path):
-    matrix_dir, _resumed, payload = host_matrix.plan_host(host_plan(), str(tmp_path / "run"), "h1")
+    matrix_dir, _resumed, payload = plan_host(host_plan(), str(tmp_path / "run"), "h1")
     stale = os.path.join(matrix_dir, "000__matmul_16", "stderr.log")
     open(stale, "w").write("an earlier attempt\n")
-    summary = host_matrix.run_payload(payload, str(tmp_path / "work"), harnesses.get_harness("perf_indicator"),
-                                      "/nonexistent/python", LocalExecutor())
+    summary = Hosts.run_payload(payload, str(tmp_path / "work"), harnesses.get_harness("perf_indicator"),
+                                "/nonexistent/python", LocalExecutor())
     assert summary["failed"] == 2 and summary["failed_points"][0]["directory"] == "000__matmul_16"
-    host_matrix.unpack_points(summary["archive"], matrix_dir, [p["directory"] for p in payload["points"]])
+    Hosts.unpack(summary["archive"], matrix_dir, [p["directory"] for p in payload["points"]])
     point = os.path.join(matrix_dir, "000__matmul_16")
     assert "could not be started" in open(os.path.join(point, "FAILURE")).read()
     assert open(os.path.join(point, "_previous", "attempt_1", "stderr.log")).read() == "an earlier attempt\n"
@@ -101,7 +106,7 @@ def test_an_archive_with_anything_but_files_of_the_given_points_is_refused_befor
     (matrix_dir / "000__a" / "stdout.log").write_text("kept")
     archive = _archive(tmp_path / "points.tar.gz", [("000__a/exit_code", "file"), member])
     with pytest.raises(MatrixError, match="is not a file of a point directory the host was given; nothing was unpacked"):
-        host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
+        Hosts.unpack(archive, str(matrix_dir), ["000__a"])
     assert sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
     assert sorted(os.listdir(matrix_dir)) == ["000__a"]
 
@@ -113,7 +118,7 @@ def test_a_file_where_another_member_needs_a_directory_leaves_the_earlier_attemp
     archive = _archive(tmp_path / "points.tar.gz", [("000__a/exit_code", "file"), ("000__a/out", "file"),
                                                     ("000__a/out/x", "file")])
     with pytest.raises(MatrixError, match="'000__a/out/x' \\(needs '000__a/out' as a directory.*nothing was written"):
-        host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
+        Hosts.unpack(archive, str(matrix_dir), ["000__a"])
     assert sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
     assert sorted(os.listdir(matrix_dir)) == ["000__a"]
 
@@ -128,7 +133,7 @@ def test_an_archive_that_breaks_while_unpacking_leaves_every_point_as_it_was(tmp
         raise tarfile.ReadError("unexpected end of data")
     monkeypatch.setattr(tarfile.TarFile, "extractall", broken)
     with pytest.raises(MatrixError, match="unreadable: unexpected end of data"):
-        host_matrix.unpack_points(archive, str(matrix_dir), ["000__a"])
+        Hosts.unpack(archive, str(matrix_dir), ["000__a"])
     assert (matrix_dir / "000__a" / "stdout.log").read_text() == "kept"
     assert sorted(os.listdir(matrix_dir)) == ["000__a"] and sorted(os.listdir(matrix_dir / "000__a")) == ["stdout.log"]
 
@@ -137,34 +142,34 @@ def test_a_damaged_archive_is_one_line(tmp_path):
     damaged = tmp_path / "points.tar.gz"
     damaged.write_bytes(b"\x1f\x8b not really")
     with pytest.raises(MatrixError, match="archive of its point directories is unreadable"):
-        host_matrix.unpack_points(str(damaged), str(tmp_path), ["000__a"])
+        Hosts.unpack(str(damaged), str(tmp_path), ["000__a"])
 
 
 def test_a_harness_that_needs_the_controller_or_another_executor_is_refused(tmp_path):
     with pytest.raises(MatrixError, match="executor kubernetes with the inventory group benchmark_hosts: expected local"):
-        host_matrix.plan_host(host_plan(**{"tests.benchmark.executor": "kubernetes"}), str(tmp_path), "h")
+        plan_host(host_plan(**{"tests.benchmark.executor": "kubernetes"}), str(tmp_path), "h")
     plan = host_plan()
     plan.harness = harnesses.get_harness("toolbox_flow")
     with pytest.raises(MatrixError, match="harness toolbox_flow cannot run on the inventory group benchmark_hosts"):
-        host_matrix.plan_host(plan, str(tmp_path), "h")
+        plan_host(plan, str(tmp_path), "h")
 
 
 @pytest.mark.parametrize("host", ["", "..", "a/b"])
 def test_a_host_name_that_cannot_be_a_directory_is_refused(tmp_path, host):
     with pytest.raises(MatrixError, match="cannot name a directory of the run"):
-        host_matrix.host_parent(str(tmp_path), host)
+        Hosts.host_parent(str(tmp_path), host)
 
 
 def test_a_payload_from_another_release_or_with_a_path_for_a_directory_is_refused(tmp_path):
     run = dict(harness=harnesses.get_harness("perf_indicator"), python=sys.executable, executor=LocalExecutor())
     with pytest.raises(MatrixError, match="expected format 1"):
-        host_matrix.run_payload({"format": 99, "points": []}, str(tmp_path), **run)
+        Hosts.run_payload({"format": 99, "points": []}, str(tmp_path), **run)
     with pytest.raises(MatrixError, match="is not a directory name"):
-        host_matrix.run_payload({"format": 1, "points": [{"directory": "../x"}]}, str(tmp_path), **run)
+        Hosts.run_payload({"format": 1, "points": [{"directory": "../x"}]}, str(tmp_path), **run)
 
 
 def test_the_verdict_over_hosts_names_each_failed_host_and_failed_point():
-    outcome = host_matrix.host_outcomes({
+    outcome = Hosts.outcomes({
         "ok": {"msg": "ok: matrix m: 2 point(s)", "failed_points": []},
         "pts": {"msg": "pts: matrix", "failed_points": [{"name": "000__a", "exit_code": 1}]},
         "gone": {"unreachable": True, "msg": "Failed to connect\nto the host"},
