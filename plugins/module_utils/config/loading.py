@@ -51,7 +51,7 @@ def _yaml_loader_without_duplicates():
     import yaml
 
     # libyaml's parser when PyYAML has it (every playbook run reads the configuration and its presets)
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base = bounded_input.safe_yaml_loader()
 
     class UniqueKeyLoader(base):  # pylint: disable=too-many-ancestors
         """A safe loader that refuses a key defined twice in the same mapping."""

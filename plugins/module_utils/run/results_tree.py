@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.run.artifacts import EXIT_CODE_FILE, SETTINGS_FILE, UUID_FILE
 
@@ -36,19 +37,13 @@ IGNORE_CACHE_ENV = "PERFSCALE_STORE_IGNORE_CACHE"
 PRUNED_DIRS = ("_previous", "__pycache__")
 
 
-def _fast_yaml_loader():
-    import yaml
-
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_yaml_file(path):
     """YAML of a file; malformed YAML is a ValueError (like malformed JSON)."""
     import yaml
 
     with open(path, encoding="utf-8") as handle:
         try:
-            return yaml.load(handle, Loader=_fast_yaml_loader())  # nosec B506 - a SafeLoader
+            return yaml.load(handle, Loader=bounded_input.safe_yaml_loader())  # nosec B506 - a SafeLoader
         except yaml.YAMLError as exc:
             raise ValueError("malformed YAML: %s" % " ".join(str(exc).split())) from None
 

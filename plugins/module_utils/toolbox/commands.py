@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CommandArgsError
 
 # roles that are machinery, not toolbox commands
@@ -56,9 +57,8 @@ def _load_yaml(path):
     import yaml
 
     # libyaml's loader when PyYAML has it: every toolbox run reads each role's tasks/main.yml
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=loader)  # nosec B506 - a safe loader
+        return yaml.load(handle, Loader=bounded_input.safe_yaml_loader())  # nosec B506 - a safe loader
 
 
 def command_of_role(role_dir):
