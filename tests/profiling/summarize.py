@@ -18,6 +18,7 @@ def main(path, top=25):
     by_role = collections.Counter()
     by_task = collections.Counter()
     count_task = collections.Counter()
+    attempts_action = collections.Counter()
     for record in tasks:
         if record["status"] == "skipped":
             count_action["(skipped)"] += 1
@@ -25,6 +26,7 @@ def main(path, top=25):
             continue
         by_action[record["action"]] += record["seconds"]
         count_action[record["action"]] += 1
+        attempts_action[record["action"]] += record.get("attempts", 1)
         by_role[record["role"] or "-"] += record["seconds"]
         key = "%s | %s" % (record["role"] or "-", record["task"])
         by_task[key] += record["seconds"]
@@ -33,9 +35,10 @@ def main(path, top=25):
     task_time = sum(r["seconds"] for r in tasks)
     print("%d playbook runs, %.0f s in all; task results %d, %.0f s (the rest: start-up and between tasks)"
           % (len(totals), playbook_time, len(tasks), task_time))
-    print("\nby action (seconds, count, mean)")
+    print("\nby action (seconds, count, mean, attempts: the calls an `until` loop made)")
     for action, seconds in by_action.most_common(top):
-        print("  %8.1f %6d %6.2f  %s" % (seconds, count_action[action], seconds / count_action[action], action))
+        print("  %8.1f %6d %6.2f %6d  %s" % (seconds, count_action[action], seconds / count_action[action],
+                                            attempts_action[action] or count_action[action], action))
     print("\nby role")
     for role, seconds in by_role.most_common(top):
         print("  %8.1f  %s" % (seconds, role))

@@ -56,7 +56,8 @@ class CallbackModule(CallbackBase):
         start = self._started.get(task._uuid, time.monotonic())
         record = {"playbook": self._playbook, "role": task._role.get_name() if task._role else None,
                   "task": task.get_name(), "action": task.action, "status": status,
-                  "seconds": round(time.monotonic() - start, 3), "pid": os.getpid()}
+                  "seconds": round(time.monotonic() - start, 3), "pid": os.getpid(),
+                  "attempts": result._result.get("attempts", 1) if isinstance(result._result, dict) else 1}
         with open(self._path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
