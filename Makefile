@@ -13,6 +13,13 @@ TORCH_STAMP := $(VENV)/.installed-torch
 PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+# pip installs without byte-compiling: most of what it installs is never imported (the ansible
+# package's 15,000 collection files, torch's and moto's tests...), and compiling it all was over
+# half of the set-up (docs/development.md). Python compiles a module the first time it is
+# imported and keeps the .pyc, unless PYTHONDONTWRITEBYTECODE is set (some CI images set it):
+# it is unset for everything make runs, so nothing is compiled twice
+unexport PYTHONDONTWRITEBYTECODE
+PIP_INSTALL := -m pip install --quiet --no-compile
 
 .PHONY: setup setup-test browser test-servers s3-server demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
 
@@ -29,8 +36,8 @@ setup: $(STAMP) $(LINK)
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python $(PIP_INSTALL) --upgrade pip
+	$(BIN)/python $(PIP_INSTALL) -r requirements-dev.txt
 	@touch $@
 
 # the optional torch backend and a headless browser, for the tests
@@ -74,12 +81,12 @@ test-servers:
 S3_SERVER_VENV := $(VENV)/s3-server
 $(S3_SERVER_VENV)/.installed: requirements-s3-server.txt
 	@test -x $(S3_SERVER_VENV)/bin/python || $(PYTHON) -m venv $(S3_SERVER_VENV)
-	$(S3_SERVER_VENV)/bin/python -m pip install --quiet -r requirements-s3-server.txt
+	$(S3_SERVER_VENV)/bin/python $(PIP_INSTALL) -r requirements-s3-server.txt
 	@touch $@
 s3-server: $(S3_SERVER_VENV)/.installed
 
 $(TORCH_STAMP): requirements-torch.txt $(STAMP)
-	$(BIN)/python -m pip install --quiet -r requirements-torch.txt
+	$(BIN)/python $(PIP_INSTALL) -r requirements-torch.txt
 	@touch $@
 
 # the checkout appears as ansible_collections/perfscale/topsail on the

@@ -8,6 +8,9 @@ cd "$repo"
 bin="$repo/.venv/bin"
 export PATH="$bin:$PATH"
 export ANSIBLE_CONFIG="$repo/ansible.cfg"
+# the virtualenv is installed without byte-compiling (Makefile): Python keeps the .pyc of what
+# the tests import, the first time they import it, unless this is set
+unset PYTHONDONTWRITEBYTECODE
 # a throw-away Ansible home: tools (molecule) install copies of the collection
 # there, and a copy left in ~/.ansible/collections would shadow the checkout
 ANSIBLE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/perfscale-ansible-home.XXXXXX")
