@@ -118,26 +118,8 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError, Target, wait_for
-
-
-class _LibraryMissing(Exception):
-    """Stands for the client's exceptions when its library is missing (never raised then)."""
-
-
-try:
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
-except ImportError:  # AnsibleK8SModule reports the missing kubernetes library
-    ApiException = DynamicApiError = _LibraryMissing
-
-    class NotFoundError(_LibraryMissing):
-        """Never raised: the kubernetes library is missing."""
-try:
-    from urllib3.exceptions import HTTPError as TransportError
-except ImportError:
-    class TransportError(_LibraryMissing):
-        """Never raised: urllib3 is missing."""
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.reads import ApiReader
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import Target, wait_for
 
 
 def argspec():
@@ -153,76 +135,6 @@ def argspec():
         fail_on_timeout=dict(type="bool", default=True),
     )
     return args
-
-
-class ApiReader:
-    """Looks at the cluster for ``waits.base.wait_for``: ``fetch(query) -> [objects]``, and ``watch(seconds)``,
-    which waits for a change of the subject (a watch from the resourceVersion of the last look at it)."""
-
-    def __init__(self, svc, subject):
-        self.svc = svc
-        self.subject = subject
-        self.subject_version = None
-
-    def fetch(self, query):
-        objects, version = self._read(query)
-        if query == self.subject:
-            self.subject_version = version
-        return objects
-
-    def watch(self, seconds):
-        """True when the subject changed within ``seconds``; False when the watch ended without a change
-        or could not be opened (the caller sleeps the rest)."""
-        query = self.subject
-        if self.subject_version is None or seconds < 1:
-            return False
-        try:
-            resource = self.svc.find_resource(query.kind, query.api_version, fail=False)
-            if resource is None:
-                return False
-            events = resource.watch(namespace=query.namespace if resource.namespaced else None, name=query.name,
-                                    label_selector=",".join(query.label_selectors) or None,
-                                    field_selector=",".join(query.field_selectors) or None,
-                                    resource_version=self.subject_version, timeout=int(seconds))
-            for event in events:
-                if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                    events.close()
-                    return True
-        except (DynamicApiError, ApiException, TransportError, OSError, ValueError) as exc:
-            raise FetchError("watch of %s: %s" % (query.describe(), _reason(exc))) from None
-        return False
-
-    def _read(self, query):
-        """``([objects], resourceVersion to watch from or None)``."""
-        try:
-            resource = self.svc.find_resource(query.kind, query.api_version, fail=False)
-        except (DynamicApiError, TransportError, OSError) as exc:
-            raise FetchError("discovery of %s %s: %s" % (query.api_version, query.kind, _reason(exc))) from None
-        if resource is None:
-            # a kind whose CRD its operator has not installed yet: waited for
-            raise FetchError("the cluster serves no %s (%s) yet" % (query.kind, query.api_version))
-        namespace = query.namespace if resource.namespaced else None
-        try:
-            if query.name:
-                obj = resource.get(name=query.name, namespace=namespace).to_dict()
-                return [obj], (obj.get("metadata") or {}).get("resourceVersion")
-            answer = resource.get(namespace=namespace, label_selector=",".join(query.label_selectors) or None,
-                                  field_selector=",".join(query.field_selectors) or None).to_dict()
-        except NotFoundError:
-            return [], None
-        except DynamicApiError as exc:
-            status = getattr(exc, "status", None)
-            raise FetchError("%s: %s" % (query.describe(), _reason(exc)), terminal=status in (401, 403)) from None
-        except (TransportError, OSError) as exc:
-            raise FetchError("%s: %s" % (query.describe(), _reason(exc))) from None
-        return list(answer.get("items") or []), (answer.get("metadata") or {}).get("resourceVersion")
-
-
-def _reason(exc):
-    status = getattr(exc, "status", None)
-    reason = getattr(exc, "summary", None)
-    text = reason() if callable(reason) else (getattr(exc, "reason", None) or str(exc))
-    return " ".join(("%s %s" % (status, text) if status else str(text)).split())[:300]
 
 
 def main():
