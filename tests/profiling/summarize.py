@@ -37,8 +37,8 @@ def main(path, top=25):
           % (len(totals), playbook_time, len(tasks), task_time))
     print("\nby action (seconds, count, mean, attempts: the calls an `until` loop made)")
     for action, seconds in by_action.most_common(top):
-        print("  %8.1f %6d %6.2f %6d  %s" % (seconds, count_action[action], seconds / count_action[action],
-                                            attempts_action[action] or count_action[action], action))
+        count = count_action[action]
+        print("  %8.1f %6d %6.2f %6d  %s" % (seconds, count, seconds / count, attempts_action[action] or count, action))
     print("\nby role")
     for role, seconds in by_role.most_common(top):
         print("  %8.1f  %s" % (seconds, role))
