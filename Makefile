@@ -130,6 +130,7 @@ bench: setup s3-server
 	cd benchmarks && ../$(BIN)/python kubernetes_executor_overhead.py
 	cd benchmarks && ../$(BIN)/python download_modes.py
 	cd benchmarks && ../$(BIN)/python playbook_unit_costs.py
+	cd benchmarks && ../$(BIN)/python k8s_reads.py
 
 # the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
 # offline by ansible-builder from execution-environment/ and the collection's tarball
