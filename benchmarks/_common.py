@@ -3,7 +3,9 @@
 import json
 import os
 import platform
+import resource
 import statistics
+import subprocess
 import sys
 import time
 
@@ -41,3 +43,34 @@ def record(name, data):
         handle.write("\n")
     print(json.dumps(data, indent=2))
     return path
+
+
+BIN = os.path.join(REPO, ".venv", "bin")
+INVENTORY = os.path.join(REPO, "inventories", "local", "hosts.yml")
+# a play on localhost with the venv's Python; the tasks follow, indented by four spaces
+PLAYBOOK_HEADER = ("- hosts: localhost\n  gather_facts: false\n  vars:\n"
+                   "    ansible_python_interpreter: \"{{ ansible_playbook_python }}\"\n  tasks:\n")
+
+
+def write_playbooks(directory, playbooks):
+    """``{name: tasks}`` -> ``{name: path}``: each written as ``directory/name.yml`` under PLAYBOOK_HEADER."""
+    paths = {}
+    for name, tasks in playbooks.items():
+        paths[name] = os.path.join(directory, name + ".yml")
+        with open(paths[name], "w", encoding="utf-8") as handle:
+            handle.write(PLAYBOOK_HEADER + tasks)
+    return paths
+
+
+def run_playbook(path, env=None):
+    """``(wall seconds, CPU seconds of ansible-playbook and its children, stdout)`` of one run with the
+    checkout's ansible.cfg and local inventory (``env`` added to the environment); fails on a failed run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    environment = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+                       PATH=BIN + os.pathsep + os.environ["PATH"], **(env or {}))
+    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path], check=True, env=environment,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout

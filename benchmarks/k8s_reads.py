@@ -11,11 +11,8 @@ fixed cost (~1 CPU-s, benchmarks/playbook_unit_costs.py) once.
 import json
 import os
 import re
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 
 import _common
 
@@ -23,8 +20,6 @@ sys.path.insert(0, os.path.join(_common.REPO, "tests"))
 from kube_fixtures import kubesim_cluster  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
-BIN = os.path.join(_common.REPO, ".venv", "bin")
-INVENTORY = os.path.join(_common.REPO, "inventories", "local", "hosts.yml")
 
 QUERIES = {
     "in_catalog": {"api_version": "packages.operators.coreos.com/v1", "kind": "PackageManifest",
@@ -34,8 +29,6 @@ QUERIES = {
     "groups": {"api_version": "operators.coreos.com/v1", "kind": "OperatorGroup", "namespace": "openshift-nfd"},
     "namespace": {"api_version": "v1", "kind": "Namespace", "name": "openshift-marketplace"},
 }
-HEADER = ("- hosts: localhost\n  gather_facts: false\n  vars:\n"
-          "    ansible_python_interpreter: \"{{ ansible_playbook_python }}\"\n  tasks:\n")
 
 
 def four_k8s_info():
@@ -53,16 +46,9 @@ def one_k8s_read():
 
 
 def run_playbook(path, kubeconfig):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(_common.REPO, "ansible.cfg"), KUBECONFIG=kubeconfig,
-               PATH=BIN + os.pathsep + os.environ["PATH"])
-    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path], check=True, env=env,
-                          capture_output=True, text=True, cwd=_common.REPO)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    found = [json.loads(match) for match in re.findall(r"FOUND (\{[^}]*\})", done.stdout)]
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), found
+    """``(wall, CPU, [what the playbook found])``."""
+    wall, cpu, output = _common.run_playbook(path, env={"KUBECONFIG": kubeconfig})
+    return wall, cpu, [json.loads(match) for match in re.findall(r"FOUND (\{[^}]*\})", output)]
 
 
 def main():
@@ -71,11 +57,7 @@ def main():
     found = {}
     with tempfile.TemporaryDirectory() as tmp, \
             kubesim_cluster(subprocess=True, profile="openshift", time_scale=20) as sim:
-        paths = {}
-        for name, tasks in playbooks.items():
-            paths[name] = os.path.join(tmp, name + ".yml")
-            with open(paths[name], "w", encoding="utf-8") as handle:
-                handle.write(HEADER + tasks)
+        paths = _common.write_playbooks(tmp, playbooks)
         for _round in range(ROUNDS):
             for name, path in paths.items():
                 wall, cpu, seen = run_playbook(path, sim.kubeconfig)

@@ -16,8 +16,6 @@ and in this process:
 """
 
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,9 +26,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.config import lo
 from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import commands as toolbox
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
-BIN = os.path.join(_common.REPO, ".venv", "bin")
 ROLES = os.path.join(_common.REPO, "roles")
-INVENTORY = os.path.join(_common.REPO, "inventories", "local", "hosts.yml")
 
 PLAYBOOKS = {
     "empty_playbook": "    - ansible.builtin.debug:\n        msg: hi\n",
@@ -40,19 +36,11 @@ PLAYBOOKS = {
                          "      environment:\n        KUBECONFIG: /nonexistent\n      ignore_errors: true\n"
                          "      loop: \"{{ range(5) | list }}\"\n"),
 }
-HEADER = ("- hosts: localhost\n  gather_facts: false\n  vars:\n"
-          "    ansible_python_interpreter: \"{{ ansible_playbook_python }}\"\n  tasks:\n")
 
 
 def run_playbook(path):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(_common.REPO, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"])
-    subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=_common.REPO)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cpu, _output = _common.run_playbook(path)
+    return wall, cpu
 
 
 def in_process(function):
@@ -93,11 +81,7 @@ def resolve_config():
 def main():
     samples = {name: [] for name in list(PLAYBOOKS) + ["toolbox_lookup_before", "toolbox_lookup_after", "resolve_config"]}
     with tempfile.TemporaryDirectory(prefix="perfscale-bench-") as tmp:
-        paths = {}
-        for name, tasks in PLAYBOOKS.items():
-            paths[name] = os.path.join(tmp, name + ".yml")
-            with open(paths[name], "w", encoding="utf-8") as handle:
-                handle.write(HEADER + tasks)
+        paths = _common.write_playbooks(tmp, PLAYBOOKS)
         for round_number in range(ROUNDS):
             for name, path in paths.items():
                 samples[name].append(run_playbook(path))
