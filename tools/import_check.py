@@ -35,7 +35,7 @@ LAYERS = [
     # 2. the configuration as documents: loading, presets, overrides, launch arguments
     ("plugins.module_utils.config", 2),
     # 3. the engines and their registries, whose names the schema offers: the matrix and where its
-    #    points run (executors, the Tekton pipeline), harnesses, stores, regression methods
+    #    points run (executors, the Tekton pipeline), harnesses, stores, regression methods and baseline policies
     ("plugins.module_utils.matrix.engine", 3),
     ("plugins.module_utils.matrix.tekton_pipeline", 3),
     ("plugins.module_utils.executors", 3),
@@ -46,6 +46,7 @@ LAYERS = [
     ("plugins.module_utils.stores", 3),
     ("plugins.module_utils.regression.maths", 3),
     ("plugins.module_utils.regression.methods", 3),
+    ("plugins.module_utils.regression.baselines", 3),
     # 4. the schema of every section
     ("plugins.module_utils.config.schema", 4),
     # 5. the domains on top: planning a benchmark, toolbox and flows, analysis, verdicts,

@@ -16,14 +16,17 @@ description:
     store (C(export) section) for its history - records of the same workload and KPI whose
     labels equal the entry's except the comparison keys and the ignored keys, on a machine
     with the same fingerprint unless C(regression.compare_across_machines) - ordered by
-    timestamp. Forgotten runs (M(perfscale.topsail.mark_run)) and noisy runs
-    (C(regression.noise)) stay out of the baseline.
+    timestamp. Forgotten runs (M(perfscale.topsail.mark_run)) stay out of the baseline; noisy
+    runs enter it as C(regression.noise.baseline) decides (C(prefer_quiet), C(all), C(quiet_only)).
   - Runs the configured method (C(regression.method)) on history plus current value. Verdicts -
     C(regression) (a change at this run), C(persisting_regression) (still below the baseline an
     earlier run left; that run is named), C(improvement), C(no_change) (with the p-value and the
-    effect size), C(not_enough_history). Direction decides regression or improvement. With a
-    history shorter than the method needs, the current value is compared with the history mean
-    (C(regression.short_history_threshold)).
+    effect size), C(inconclusive) (a change the evidence cannot tell from noise yet - why, and how
+    many more runs would decide it), C(not_enough_history) (with the reason - none stored, only
+    noisy or forgotten runs, only other machines). Direction decides regression or improvement.
+    With a history shorter than the method needs, the current value is compared with the history
+    mean - a change beyond C(regression.short_history_threshold) that the history's spread tells
+    apart at C(regression.short_history_max_pvalue) (prediction t-test), else inconclusive.
   - Writes C(regression_summary.yaml), C(regression_records.json) and
     C(regression_report.html) (linked from C(reports_index.html)) into O(plots_dir).
   - Never fails because of a regression; RV(fail_test) says whether the configuration
@@ -70,7 +73,8 @@ RETURN = r"""
 summary:
   description: >-
     Method, entries and KPIs analysed; new regressions, persisting regressions (with the run
-    that introduced each), improvements, KPIs without history, noisy entries, entries not
+    that introduced each), improvements, inconclusive verdicts, KPIs without history (and why),
+    noisy entries, the baseline policy and how many baselines held noisy runs, entries not
     analysed (and why), how many history points were kept out of the baselines, the gate's
     decision and a one-line message.
   returned: success
@@ -85,8 +89,8 @@ regression_found:
   type: bool
 fail_test:
   description: >-
-    Whether the test fails - a new regression of a run that was not noisy with
-    C(regression.fail_test_on_regression), a persisting one with C(regression.fail_on_persisting)
+    Whether the test fails - a new regression (of a noisy run only against a baseline holding
+    noisy runs too) with C(regression.fail_test_on_regression), a persisting one with C(regression.fail_on_persisting)
     too, or no history at all with C(regression.require_history).
   returned: success
   type: bool

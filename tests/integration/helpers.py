@@ -63,3 +63,32 @@ def grep_tree(root, needle):
             if needle.encode() in handle.read():
                 hits.append(os.path.join(root, path))
     return hits
+
+
+class CpuBurner:
+    """``with CpuBurner(per_cpu=3):`` a loaded machine, as a shared CI runner is: ``per_cpu``
+    busy processes per CPU at the lowest priority (the 1-minute load average counts them; they
+    take little CPU from the test), bounded in time, stopped on exit. On entry it waits (at most
+    ``settle_s``) until the load average per CPU is above ``load_per_cpu``."""
+
+    def __init__(self, per_cpu=3, limit_s=900, load_per_cpu=0.9, settle_s=90):
+        self.count = per_cpu * (os.cpu_count() or 1)
+        self.limit_s, self.load_per_cpu, self.settle_s = limit_s, load_per_cpu, settle_s
+        self.processes = []
+
+    def __enter__(self):
+        import time
+
+        program = "import os, time\nos.nice(19)\nend = time.time() + %d\nwhile time.time() < end:\n    pass\n" % self.limit_s
+        self.processes = [subprocess.Popen([sys.executable, "-c", program]) for _ in range(self.count)]
+        deadline = time.time() + self.settle_s
+        while os.getloadavg()[0] / (os.cpu_count() or 1) <= self.load_per_cpu and time.time() < deadline:
+            time.sleep(1)
+        return self
+
+    def __exit__(self, *exc_info):
+        for process in self.processes:
+            process.kill()
+        for process in self.processes:
+            process.wait()
+        return False

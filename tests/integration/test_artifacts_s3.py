@@ -294,7 +294,7 @@ def test_the_regression_report_of_a_later_run_names_where_the_earlier_runs_files
                        "-e", overrides(store, **{"tests.benchmark.matrix": MATRIX,
                                                  "export.sqlite.path": exported_run["store_file"],
                                                  # two points of a few milliseconds are noisy: kept as history here
-                                                 "regression.noise.keep_in_baseline": True}),
+                                                 "regression.noise.baseline": "all"}),
                        env=env(store, tmp_path / "data"))
     assert run.returncode == 0, run.output
     report = (root / os.path.basename(only_plots_dir(str(root))) / "regression_report.html").read_text()

@@ -44,7 +44,7 @@ def test_reports_render_in_chromium_without_javascript_errors(demo_run):
         browser.load("file://%s" % (plots / "regression_report.html"))
         assert browser.errors() == []
         text = browser.evaluate("document.body.innerText")
-        assert "8 KPI(s) without history" in text and "host load while the tests ran" in text
+        assert "8 KPI(s) without history (8 none stored)" in text and "host load while the tests ran" in text
         for report, minimum_plots in (("indicator_report.html", 2), ("matrix_overview.html", 4)):
             browser.load("file://%s" % (plots / report), settle=2.0)
             assert browser.errors() == [], report

@@ -26,6 +26,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.run import resul
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData, PostProcessError
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import baselines
 
 LTS_SCHEMA_VERSION = "1.0"
 PARSE_LOG = "parse.log"
@@ -76,13 +77,16 @@ def build_payload(entry, workload, labels_model, strict, noise_thresholds=None):
             "exit_code": entry.exit_code,
             "settings": entry.settings,
             "parse_warnings": entry.warnings,
-            "noise": workload.noise(entry, noise_thresholds) if not entry.failed else [],
+            "noise": [],
+            "noise_measures": {},
         },
         "results": workload.payload_results(entry),
         "labels": labels,
         "kpis": {},
     }
     if not entry.failed:
+        measures = workload.noise_measures(entry)
+        payload["metadata"].update(noise=workload.noise(entry, noise_thresholds, measures), noise_measures=measures)
         try:
             payload["kpis"], kpi_warnings = kpi_lib.compute_kpis(workload.kpis, payload, strict)
             warnings.extend(kpi_warnings)
@@ -108,6 +112,7 @@ class Payloads:
         self.gaps = {}              # relative test path -> what strict mode found missing
         self.records = []
         self.prom = None            # PromResults when postprocess.prom_workload is set
+        self.baseline_policy = None  # regression.noise.baseline (what later baselines do with noisy runs)
 
     @property
     def strict_gaps(self):
@@ -135,6 +140,7 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
                                                             artifacts.EXIT_CODE_FILE))
     result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
     noise = config_schema.read_section(config, "regression")["noise"] if "regression" in config else None
+    result.baseline_policy = noise["baseline"] if noise else None
     run_urls = RunArtifactsUrls(results_dir)
     for entry in entries:
         try:
@@ -157,6 +163,8 @@ def record_fields(entry, payload, workload, run_urls):
     """What every exported record of a test carries besides its labels and KPI."""
     return {"test_uuid": entry.uuid, "@timestamp": payload["metadata"]["timestamp"], "workload": workload.name,
             "noisy": bool(payload["metadata"]["noise"]), "noise": payload["metadata"]["noise"],
+            "repetition_spread": (payload["metadata"].get("noise_measures") or {}).get("spread"),
+            "host_load_per_cpu": (payload["metadata"].get("noise_measures") or {}).get("load_per_cpu"),
             "artifacts_url": run_urls.of(entry.test_dir)}
 
 
@@ -261,8 +269,9 @@ def header_notes(parsed):
     noisy = [(entry.relative, parsed.payloads[entry.test_dir]["metadata"]["noise"]) for entry in parsed.entries
              if entry.test_dir in parsed.payloads and parsed.payloads[entry.test_dir]["metadata"].get("noise")]
     if noisy:
-        notes.append("%d noisy test(s), flagged in the verdicts and kept out of later baselines: %s" % (
-            len(noisy), "; ".join("%s (%s)" % (test, ", ".join(reasons)) for test, reasons in noisy[:5])
+        policy = parsed.baseline_policy or "prefer_quiet"
+        notes.append("%d noisy test(s), flagged in the verdicts (baselines %s: %s): %s" % (
+            len(noisy), policy, baselines.DESCRIPTIONS[policy], "; ".join("%s (%s)" % (test, ", ".join(reasons)) for test, reasons in noisy[:5])
             + ("; ..." if len(noisy) > 5 else "")))
     return notes
 

@@ -24,6 +24,7 @@ import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ReportError
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts as verdicts_lib
 
 PLOTLY_JS = "plotly.min.js"
 INDEX = "reports_index.html"
@@ -581,7 +582,7 @@ def baseline_band(evidence, df):
 
 
 VERDICT_STYLE = {"regression": "failed", "persisting_regression": "failed", "improvement": "ok",
-                 "no_change": "meta", "not_enough_history": "meta"}
+                 "inconclusive": "meta", "no_change": "meta", "not_enough_history": "meta"}
 
 
 def _fmt(value):
@@ -616,6 +617,16 @@ def _since(line):
                                                  _percent(line.get("relative_change_since")))
 
 
+def uncertainty_words(uncertainty):
+    """A run's uncertainty in words: its repetitions' spread and its host's load."""
+    words = []
+    if uncertainty.get("spread") is not None:
+        words.append("repetitions spread %.3f" % uncertainty["spread"])
+    if uncertainty.get("load_per_cpu") is not None:
+        words.append("host load %.2f per CPU" % uncertainty["load_per_cpu"])
+    return ", ".join(words)
+
+
 def regression_report(summary, details):
     parts = ["<p><b>%s</b></p>" % escape(summary["message"]),
              "<p class='meta'>history from %s; compared along %s; ignoring %s; %s; fail the test on regression: %s"
@@ -632,10 +643,19 @@ def regression_report(summary, details):
         parts.append("<p class='meta'>kept out of the baselines: %d noisy and %d forgotten history point(s)</p>"
                      % (excluded.get("noisy", 0), excluded.get("forgotten", 0)))
     if summary.get("noisy_entries"):
-        parts.append("<div class='note'><b>Noisy tests</b> (their verdicts are shown, their regressions do not fail "
-                     "the test, and they stay out of later baselines):<ul>%s</ul></div>" % "".join(
-                         "<li>%s: %s</li>" % (escape(n["test"]), escape("; ".join(n["reasons"])))
-                         for n in summary["noisy_entries"]))
+        parts.append("<div class='note'><b>Noisy tests</b> (%s):<ul>%s</ul></div>" % (
+            escape(verdicts_lib.noise_words(summary)), "".join(
+                "<li>%s: %s</li>" % (escape(n["test"]), escape("; ".join(n["reasons"])))
+                for n in summary["noisy_entries"])))
+    if summary.get("inconclusive"):
+        rows = "".join("<tr><td>%s%s</td><td>%s</td><td>%s %s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+            escape(r["test"]), " <span class='failed'>(noisy)</span>" if r.get("noisy") else "", escape(r["kpi"]),
+            _fmt(r["current"]), escape(r["unit"]), _fmt(r.get("baseline_mean", r.get("history_mean"))),
+            escape(_change(r)), _fmt(r.get("pvalue")) if r.get("pvalue") is not None else "",
+            escape(r.get("why") or "")) for r in summary["inconclusive"])
+        parts.append("<h2 class='meta'>Inconclusive</h2><p class='meta'>changes the evidence cannot tell from noise "
+                     "yet; they never fail the test</p><table><tr><th>test</th><th>KPI</th><th>current</th>"
+                     "<th>baseline</th><th>change</th><th>p-value</th><th>why</th></tr>%s</table>" % rows)
     headings = (("regressions", "New regressions"), ("persisting_regressions", "Persisting regressions"),
                 ("improvements", "Improvements"))
     for kind, heading in headings:
@@ -679,6 +699,14 @@ def regression_report(summary, details):
                 facts.append(_since(dict(evidence, relative_change_since=evidence.get("relative_change_since"))))
             if evidence.get("note"):
                 facts.append(evidence["note"])
+            if evidence.get("why"):
+                facts.append(evidence["why"])
+            if evidence.get("baseline_noisy_points"):
+                facts.append("%d noisy run(s) in the baseline" % evidence["baseline_noisy_points"])
+            if evidence.get("uncertainty"):
+                facts.append(uncertainty_words(evidence["uncertainty"]))
+            if evidence.get("no_history_reason"):
+                facts.append("no history: %s" % verdicts_lib.NO_HISTORY_WORDS[evidence["no_history_reason"]])
             for key, reason in sorted((evidence.get("undefined") or {}).items()):
                 facts.append("%s undefined: %s" % (key.replace("_", " "), reason))
             parts.append("<p class='meta'>%s &middot; %s is better</p>" % (

@@ -98,17 +98,28 @@ class Workload:
         function = getattr(self.module, "payload_results", None)
         return function(entry) if function else entry.results
 
-    def noise(self, entry, thresholds):
+    def noise_measures(self, entry):
+        """The workload's measures of a test's noise: ``spread`` (its repetitions') and
+        ``load_per_cpu`` (its host's), those it has (a dict; empty: none)."""
+        measures = {}
+        for hook in ("spread", "load_per_cpu"):
+            function = getattr(self.module, hook, None)
+            value = function(entry) if function else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                measures[hook] = value
+        return measures
+
+    def noise(self, entry, thresholds, measures=None):
         """Why the test is noisy (a list of one-line reasons; empty: it is not), given
         ``regression.noise``: its repetitions' spread or its host's load passed a threshold."""
+        measures = self.noise_measures(entry) if measures is None else measures
         reasons = []
         checks = (("spread", "max_spread", "repetitions spread %.3f > %.3f"),
                   ("load_per_cpu", "max_load_per_cpu", "host load %.2f per CPU > %.2f"))
         for hook, threshold, text in checks:
-            function = getattr(self.module, hook, None)
             limit = (thresholds or {}).get(threshold)
-            value = function(entry) if function and limit else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit:
+            value = measures.get(hook)
+            if limit and value is not None and value > limit:
                 reasons.append(text % (value, limit))
         return reasons
 

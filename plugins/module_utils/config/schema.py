@@ -260,6 +260,7 @@ def regression_model():
     import pydantic
 
     from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
+    from ansible_collections.perfscale.topsail.plugins.module_utils.regression.baselines import BASELINE_POLICIES
 
     class Noise(pydantic.BaseModel):
         model_config = _strict()
@@ -268,7 +269,21 @@ def regression_model():
         max_spread: Optional[float] = pydantic.Field(default=0.10, gt=0, le=1000)
         # ... or whose host was this loaded (1-minute load average per CPU) while it ran
         max_load_per_cpu: Optional[float] = pydantic.Field(default=0.75, gt=0, le=1000)
-        keep_in_baseline: bool = False
+        # which history runs a baseline is made of (regression/verdicts.py, BASELINE_POLICIES)
+        baseline: _choice(BASELINE_POLICIES) = "prefer_quiet"
+        # the older spelling: true is baseline: all, false is baseline: quiet_only
+        keep_in_baseline: Optional[bool] = None
+
+        @pydantic.model_validator(mode="after")
+        def _older_spelling(self):
+            if self.keep_in_baseline is not None:
+                meant = "all" if self.keep_in_baseline else "quiet_only"
+                # the configuration file spells the default out: only another choice can disagree
+                if self.baseline not in ("prefer_quiet", meant):
+                    raise ValueError("keep_in_baseline (%s) and baseline (%s) disagree: give baseline only"
+                                     % (self.keep_in_baseline, self.baseline))
+                self.baseline = meant
+            return self
 
     class Regression(pydantic.BaseModel):
         model_config = _strict()
@@ -281,6 +296,8 @@ def regression_model():
         machine_keys: Optional[List[str]] = None
         noise: Noise = Noise()
         short_history_threshold: float = pydantic.Field(default=0.10, gt=0, le=1000)
+        # ... and is told apart from the history's own spread at this p-value (else: inconclusive)
+        short_history_max_pvalue: float = pydantic.Field(default=0.01, gt=0, lt=1)
         options: Dict[str, Dict[str, Any]] = {}
         comparison_keys: Optional[List[str]] = None
         ignored_keys: Optional[List[str]] = None

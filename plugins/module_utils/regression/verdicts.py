@@ -13,8 +13,19 @@ regression, going up an improvement (and the other way for lower-is-better).
 Improvements are reported apart and never fail a test.
 
 When the history is shorter than the method needs, the current value is
-compared with the mean of the history (``short_history_threshold``); with no
-history at all the KPI is reported as such.
+compared with the mean of the history: a change below ``short_history_threshold``
+is no change; a larger one is a regression or an improvement only when the
+history's own spread tells it apart (prediction t-test, ``short_history_max_pvalue``),
+else ``inconclusive``, with the reason and how many more runs would decide it.
+With no history at all the KPI is reported as such, with the reason (none, only
+noisy or forgotten runs, only other machines).
+
+Which history runs make a baseline (noisy ones or not) is ``regression.noise.baseline``
+(``baselines.py``). A noisy run is compared like any other; its verdicts carry its
+uncertainty (repetition spread, host load), and its regressions fail the gate only
+when its baseline held noisy runs too (whose spread includes the noise). A change
+smaller than the run's own repetition spread is ``inconclusive`` whatever the method
+says (``within_run_spread``).
 """
 
 from __future__ import annotations
@@ -24,11 +35,18 @@ import math
 import statistics
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import baselines
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 
-VERDICTS = ("regression", "persisting_regression", "improvement", "no_change", "not_enough_history")
+VERDICTS = ("regression", "persisting_regression", "improvement", "inconclusive", "no_change", "not_enough_history")
+
+# a short history's change that more runs at the same spread would decide within this many is
+# given a number of runs; beyond it, more runs at this spread will not decide it
+MAX_RUNS_TO_DECIDE = 100
+# why a KPI has no baseline, in the order the summary lists them
+NO_HISTORY_REASONS = ("none", "noisy", "forgotten", "other_machine")
 
 
 def effective_settings(section, workload_regression):
@@ -75,16 +93,64 @@ def _against(baseline, current):
     return evidence
 
 
+def runs_to_decide(values, current, max_pvalue):
+    """How many more runs, at the history's mean and spread, make the prediction t-test of
+    ``current`` significant at ``max_pvalue``; None when not within ``MAX_RUNS_TO_DECIDE`` (the
+    change is too small against the spread for more runs alone to decide it)."""
+    from scipy import special
+
+    count, mean, stdev = len(values), statistics.fmean(values), statistics.stdev(values)
+    if stdev == 0:
+        return 0
+    for more in range(1, MAX_RUNS_TO_DECIDE + 1):
+        points = count + more
+        t = abs(current - mean) / (stdev * math.sqrt(1 + 1.0 / points))
+        if 2 * special.stdtr(points - 1, -t) <= max_pvalue:
+            return more
+    return None
+
+
+def _short_history(values, current, higher_is_better, threshold, max_pvalue, evidence):
+    """A history shorter than the method needs: the magnitude of the change against the history
+    mean decides whether it matters (``threshold``), the history's own spread whether it is told
+    apart from noise (prediction t-test at ``max_pvalue``); otherwise ``inconclusive``."""
+    evidence.update(_against(values, current))
+    evidence.update(method="short_history", threshold=threshold, max_pvalue=max_pvalue)
+    change = evidence["relative_change"]
+    if abs(change) < threshold:
+        return "no_change", evidence
+    direction = direction_verdict(change, higher_is_better)
+    shown = "%+.1f %%" % (100 * change) if math.isfinite(change) else "%+g (from 0)" % evidence["absolute_change"]
+    if len(values) < 2:
+        evidence.update(inconclusive_reason="short_history", runs_needed=2, leaning=direction,
+                        why="a %s of %s against 1 history point, whose spread is unknown: at least 2 more runs "
+                            "would decide it" % (direction, shown))
+        return "inconclusive", evidence
+    if evidence["pvalue"] <= max_pvalue:
+        return direction, evidence
+    more = runs_to_decide(values, current, max_pvalue)
+    if more is None:
+        decide = ("more runs at this spread would not decide it (the change is %.1f standard deviations of the "
+                  "history): more repetitions or a quieter machine would" % abs(evidence["effect_size"]))
+    else:
+        decide = "about %d more run(s) at this spread would decide it" % more
+    evidence.update(inconclusive_reason="noise", runs_needed=more, leaning=direction,
+                    why="a %s of %s is within the spread of %d history points (p = %.3g > %g): %s"
+                        % (direction, shown, len(values), evidence["pvalue"], max_pvalue, decide))
+    return "inconclusive", evidence
+
+
 # evidence keys that are ratios: undefined (``None`` plus a reason) when their base is 0
 RATIO_KEYS = ("relative_change", "relative_change_since", "change_at_since", "effect_size")
 
 
-def judge(history, current, higher_is_better, method, options, short_history_threshold):
+def judge(history, current, higher_is_better, method, options, short_history_threshold, short_history_max_pvalue=0.01):
     """``_judge``'s verdict, with evidence that is strict JSON: a ratio with a zero base (a rise from
     an all-zero history: an error count that was always 0) is ``None`` in the evidence, named in
     ``evidence["undefined"]`` with the reason, and the verdict rests on the absolute change
     (``absolute_change``): any change from exactly 0 is as large as a change can be."""
-    verdict, evidence = _judge(history, current, higher_is_better, method, options, short_history_threshold)
+    verdict, evidence = _judge(history, current, higher_is_better, method, options, short_history_threshold,
+                               short_history_max_pvalue)
     undefined = {}
     for key in RATIO_KEYS:
         value = evidence.get(key)
@@ -104,7 +170,7 @@ def judge(history, current, higher_is_better, method, options, short_history_thr
     return verdict, evidence
 
 
-def _judge(history, current, higher_is_better, method, options, short_history_threshold):
+def _judge(history, current, higher_is_better, method, options, short_history_threshold, short_history_max_pvalue):
     """Verdict and evidence for one KPI value against its history.
 
     ``history`` is a list of stored documents (``value``, ``@timestamp``, ``run_id``,
@@ -116,9 +182,10 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
         change): the run that introduced it (``since``) is named;
     ``no_change``  with the prediction t-test's p-value and the effect size against the
         current segment;
+    ``inconclusive``  a short history's change that its spread cannot tell from noise
+        (``inconclusive_reason``, ``why``, ``runs_needed``);
     ``not_enough_history``  no history at all.
-    With fewer points than the method needs, the current value is compared with the history
-    mean and ``short_history_threshold`` (method ``short_history``).
+    With fewer points than the method needs, method ``short_history`` (``_short_history``).
     """
     # a stored value that is not a finite number (a store answering "NaN") is no evidence
     history = [h for h in history if isinstance(h.get("value"), (int, float)) and not isinstance(h["value"], bool)
@@ -130,13 +197,10 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
     evidence["history_mean"] = statistics.fmean(values)
     needed = methods.get_method(method).minimum_history(options)
     if len(values) < needed:
-        evidence.update(_against(values, current))
-        evidence.update(method="short_history", threshold=short_history_threshold,
-                        note="%d history point(s) < %d needed by %s: compared with the history mean"
+        evidence.update(note="%d history point(s) < %d needed by %s: compared with the history mean"
                              % (len(values), needed, method))
-        if abs(evidence["relative_change"]) >= short_history_threshold:
-            return direction_verdict(evidence["relative_change"], higher_is_better), evidence
-        return "no_change", evidence
+        return _short_history(values, current, higher_is_better, short_history_threshold, short_history_max_pvalue,
+                              evidence)
     series = values + [current]
     changes = methods.find_change_points(series, method, **options)
     evidence["change_points"] = [c.as_dict() for c in changes]
@@ -186,9 +250,12 @@ def _empty_summary(settings, store_description):
             "fail_on_persisting": settings["fail_on_persisting"], "require_history": settings["require_history"],
             "comparison_keys": settings["comparison_keys"], "ignored_keys": settings["ignored_keys"],
             "machine_keys": settings["machine_keys"], "compare_across_machines": settings["compare_across_machines"],
+            "baseline_policy": settings["noise"]["baseline"],
             "store": store_description, "entries_analysed": 0, "kpis_analysed": 0, "kpis_with_history": 0,
-            "regressions": [], "persisting_regressions": [], "improvements": [], "not_enough_history": [],
-            "noisy_entries": [], "not_analysed": [], "excluded_from_baselines": {"noisy": 0, "forgotten": 0}}
+            "regressions": [], "persisting_regressions": [], "improvements": [], "inconclusive": [],
+            "no_change": 0, "not_enough_history": [], "without_history": {reason: 0 for reason in NO_HISTORY_REASONS},
+            "noisy_entries": [], "baselines_with_noisy_runs": 0, "not_analysed": [],
+            "excluded_from_baselines": {"noisy": 0, "forgotten": 0}}
 
 
 def history_unavailable(payloads, settings, reason):
@@ -202,42 +269,84 @@ def history_unavailable(payloads, settings, reason):
     return summary
 
 
-def _baseline(history, forgotten, keep_noisy, excluded):
-    """The history a baseline is made of: forgotten runs out, noisy ones out unless kept."""
-    kept = []
-    for document in history:
-        if document.get("run_id") in forgotten:
-            excluded["forgotten"] += 1
-        elif document.get("noisy") and not keep_noisy:
-            excluded["noisy"] += 1
-        else:
-            kept.append(document)
-    return kept
-
-
 def _line(test_path, name, kpi, verdict, evidence, noisy):
     line = {"test": test_path, "kpi": name, "unit": kpi["unit"], "current": kpi["value"], "verdict": verdict,
             "history_points": evidence["history_points"], "method": evidence["method"], "noisy": bool(noisy)}
     for key in ("history_mean", "mean_before", "baseline_mean", "absolute_change", "relative_change", "pvalue",
-                "effect_size", "since", "pre_change_mean", "relative_change_since", "undefined"):
+                "effect_size", "since", "pre_change_mean", "relative_change_since", "undefined", "baseline_noisy_points",
+                "uncertainty", "inconclusive_reason", "runs_needed", "leaning", "why", "no_history_reason"):
         if evidence.get(key) is not None:
             line[key] = evidence[key]
     return line
+
+
+def _no_history_reason(split, elsewhere):
+    """Why a KPI has no baseline: only noisy runs left out by the policy, only forgotten runs, history on
+    other machines only, or none at all."""
+    if split.left_out["noisy"]:
+        return "noisy"
+    if split.left_out["forgotten"]:
+        return "forgotten"
+    return "other_machine" if elsewhere else "none"
+
+
+def _histories(store, settings, workload_name, lookups, ignore):
+    """The stored history of each (entry, KPI) look-up, in one batch; and, for the look-ups with
+    none, whether other machines have some (one more batch, only when machines are compared)."""
+    histories = store.history_batch(
+        [stores_base.HistoryQuery(workload_name, name, item["labels"], item["payload"]["metadata"]["test_uuid"])
+         for item, name in lookups], ignore_keys=ignore)
+    elsewhere = [False] * len(lookups)
+    machine_keys = [] if settings["compare_across_machines"] else list(settings["machine_keys"])
+    empty = [index for index, history in enumerate(histories) if not history]
+    if machine_keys and empty:
+        found = store.history_batch(
+            [stores_base.HistoryQuery(workload_name, lookups[i][1], lookups[i][0]["labels"],
+                                      lookups[i][0]["payload"]["metadata"]["test_uuid"]) for i in empty],
+            ignore_keys=ignore + machine_keys)
+        for index, history in zip(empty, found):
+            elsewhere[index] = bool(history)
+    return histories, elsewhere
+
+
+def within_run_spread(verdict, evidence):
+    """The confidence rule of a run's own noise: a regression or an improvement smaller than the run's
+    repetition spread (the workload's ``spread``: the CV of the repetition times) is not shown by
+    that run, whatever the history says; it becomes ``inconclusive`` (reason ``run_spread``)."""
+    spread = (evidence.get("uncertainty") or {}).get("spread")
+    change = evidence.get("relative_change")
+    if verdict not in ("regression", "improvement") or spread is None or not isinstance(change, float) \
+            or not math.isfinite(change) or abs(change) > spread:
+        return verdict
+    evidence.update(inconclusive_reason="run_spread", runs_needed=None, leaning=verdict,
+                    why="a %s of %+.1f %% within this run's own repetition spread (%.3f): a quieter run would "
+                        "decide it" % (verdict, 100 * change, spread))
+    return "inconclusive"
+
+
+def uncertainty(metadata):
+    """What makes a run's value less certain, from its payload's metadata: the repetitions' spread and
+    the host's load per CPU (the measures, whether or not they passed the noise thresholds)."""
+    measures = metadata.get("noise_measures") or {}
+    found = {key: measures.get(key) for key in ("spread", "load_per_cpu")
+             if isinstance(measures.get(key), (int, float)) and not isinstance(measures.get(key), bool)}
+    return found or None
 
 
 def analyse(payloads, store, settings, workload_name):
     """Analyse the payloads of the current run; returns (summary, records, details).
 
     Each entry's primary KPIs are judged against their baselines (history without
-    forgotten runs, and without noisy runs unless ``noise.keep_in_baseline``); a KPI
+    forgotten runs; noisy runs as ``noise.baseline`` decides); a KPI
     declared a view of another (``ViewOf``: ``time_median`` of ``rate``) gets that
     KPI's verdict, is shown, and is not counted twice in the totals.
     """
     method, options = settings["method"], settings["method_options"]
+    needed = methods.get_method(method).minimum_history(options)
     ignore = list(settings["comparison_keys"]) + list(settings["ignored_keys"])
     if settings["compare_across_machines"]:
         ignore += list(settings["machine_keys"])
-    noise = settings["noise"]
+    policy = settings["noise"]["baseline"]
     summary = _empty_summary(settings, store.describe())
     details, records = [], []
     candidates = [p for p in payloads if p["kpis"]]
@@ -258,21 +367,25 @@ def analyse(payloads, store, settings, workload_name):
     # one batch of history look-ups for the whole run (the hot path of the step)
     lookups = [(item, name) for item in analysed for name, kpi in item["payload"]["kpis"].items()
                if not kpi["ignored_for_regression"] and kpi["value"] is not None and not kpi.get("view_of")]
-    histories = store.history_batch(
-        [stores_base.HistoryQuery(workload_name, name, item["labels"], item["payload"]["metadata"]["test_uuid"])
-         for item, name in lookups], ignore_keys=ignore)
+    histories, elsewhere = _histories(store, settings, workload_name, lookups, ignore)
     forgotten = {run_id for run_id, mark in store.marks().items() if mark.get("forgotten")}
-    history_of = {(id(item), name): _baseline(history, forgotten, noise["keep_in_baseline"],
-                                              summary["excluded_from_baselines"])
-                  for (item, name), history in zip(lookups, histories)}
+    split_of = {}
+    for (item, name), history, other_machines in zip(lookups, histories, elsewhere):
+        split = baselines.Split(history, forgotten, policy, needed)
+        split.elsewhere = other_machines
+        split_of[(id(item), name)] = split
+        for key, count in split.left_out.items():
+            summary["excluded_from_baselines"][key] += count
     for item in analysed:
         payload, labels, test_path = item["payload"], item["labels"], item["test_path"]
         noisy = payload["metadata"].get("noise") or []
+        run_uncertainty = uncertainty(payload["metadata"])
         summary["entries_analysed"] += 1
         if noisy:
             summary["noisy_entries"].append({"test": test_path, "reasons": noisy})
         entry_detail = {"test": test_path, "labels": labels, "test_uuid": payload["metadata"]["test_uuid"],
-                        "timestamp": payload["metadata"]["timestamp"], "noise": noisy, "kpis": []}
+                        "timestamp": payload["metadata"]["timestamp"], "noise": noisy, "uncertainty": run_uncertainty,
+                        "kpis": []}
         judged = {}
         kpis = payload["kpis"]
         # primary KPIs first, then their views (which take the primary's verdict)
@@ -289,24 +402,37 @@ def analyse(payloads, store, settings, workload_name):
                             "history_points": primary_evidence["history_points"], "current": kpi["value"]}
                 history = []
             else:
-                history = history_of[(id(item), name)]
+                split = split_of[(id(item), name)]
+                history = split.baseline
                 verdict, evidence = judge(history, kpi["value"], kpi["higher_is_better"], method, options,
-                                          settings["short_history_threshold"])
+                                          settings["short_history_threshold"], settings["short_history_max_pvalue"])
+                if split.noisy_points:
+                    evidence["baseline_noisy_points"] = split.noisy_points
+                    summary["baselines_with_noisy_runs"] += 1
+                if run_uncertainty:
+                    evidence["uncertainty"] = run_uncertainty
+                    verdict = within_run_spread(verdict, evidence)
+                if verdict == "not_enough_history":
+                    evidence["no_history_reason"] = _no_history_reason(split, split.elsewhere)
+                    summary["without_history"][evidence["no_history_reason"]] += 1
                 judged[name] = (verdict, evidence)
                 summary["kpis_analysed"] += 1
                 if evidence["history_points"]:
                     summary["kpis_with_history"] += 1
                 line = _line(test_path, name, kpi, verdict, evidence, noisy)
                 bucket = {"regression": "regressions", "persisting_regression": "persisting_regressions",
-                          "improvement": "improvements", "not_enough_history": "not_enough_history"}.get(verdict)
+                          "improvement": "improvements", "inconclusive": "inconclusive",
+                          "not_enough_history": "not_enough_history"}.get(verdict)
                 if bucket:
                     summary[bucket].append(line)
+                else:
+                    summary["no_change"] += 1
             entry_detail["kpis"].append({"name": name, "unit": kpi["unit"], "help": kpi["help"],
                                          "higher_is_better": kpi["higher_is_better"], "verdict": verdict,
                                          "view_of": primary, "evidence": evidence,
                                          "history": [{"timestamp": h.get("@timestamp"), "value": h.get("value"),
                                                       "test_uuid": h.get("test_uuid"), "run_id": h.get("run_id"),
-                                                      "git_commit": h.get("git_commit"),
+                                                      "git_commit": h.get("git_commit"), "noisy": bool(h.get("noisy")),
                                                       "artifacts_url": h.get("artifacts_url")} for h in history]})
             record = dict(labels)
             record.update({"kind": "regression", "kpi_name": name, "value": kpi["value"], "unit": kpi["unit"],
@@ -315,7 +441,13 @@ def analyse(payloads, store, settings, workload_name):
                            "absolute_change": evidence.get("absolute_change"), "undefined": evidence.get("undefined"),
                            "pvalue": evidence.get("pvalue"),
                            "effect_size": evidence.get("effect_size"), "history_points": evidence["history_points"],
-                           "noisy": bool(noisy),
+                           "noisy": bool(noisy), "noise": noisy,
+                           "repetition_spread": (evidence.get("uncertainty") or {}).get("spread"),
+                           "host_load_per_cpu": (evidence.get("uncertainty") or {}).get("load_per_cpu"),
+                           "baseline_policy": policy, "baseline_noisy_points": evidence.get("baseline_noisy_points", 0),
+                           "inconclusive_reason": evidence.get("inconclusive_reason"),
+                           "runs_needed": evidence.get("runs_needed"), "why": evidence.get("why"),
+                           "no_history_reason": evidence.get("no_history_reason"),
                            "test_uuid": payload["metadata"]["test_uuid"], "@timestamp": payload["metadata"]["timestamp"],
                            "workload": workload_name,
                            "doc_id": stores_base.doc_id("regression", payload["metadata"]["test_uuid"], name)})
@@ -328,11 +460,12 @@ def analyse(payloads, store, settings, workload_name):
 
 
 def gate_decision(summary):
-    """Whether the test fails, and why: new regressions (of runs that were not noisy), persisting
-    ones when ``fail_on_persisting``, no history at all when ``require_history``."""
+    """Whether the test fails, and why: new regressions (a noisy run's only when its baseline held
+    noisy runs too: judged against a spread that includes the noise), persisting ones when
+    ``fail_on_persisting``, no history at all when ``require_history``. Inconclusive verdicts never fail."""
     reasons = []
     if summary["fail_test_on_regression"]:
-        new = [r for r in summary["regressions"] if not r["noisy"]]
+        new = [r for r in summary["regressions"] if not r["noisy"] or r.get("baseline_noisy_points")]
         if new:
             reasons.append("%d new regression(s)" % len(new))
         if summary["fail_on_persisting"] and summary["persisting_regressions"]:
@@ -342,12 +475,46 @@ def gate_decision(summary):
     return {"fail_test": bool(reasons), "fail_reasons": reasons}
 
 
+NO_HISTORY_WORDS = {"none": "none stored", "noisy": "only noisy runs, left out", "forgotten": "only forgotten runs",
+                    "other_machine": "only on other machines"}
+
+
+def noise_words(summary):
+    """What the noisy runs did to this analysis, in the words the console, the report header and the
+    records share; "" when no run was noisy and no baseline met a noisy run."""
+    noisy = len(summary.get("noisy_entries") or ())
+    with_noisy = summary.get("baselines_with_noisy_runs") or 0
+    left_out = (summary.get("excluded_from_baselines") or {}).get("noisy") or 0
+    if not (noisy or with_noisy or left_out):
+        return ""
+    policy = summary.get("baseline_policy") or "prefer_quiet"
+    parts = []
+    if noisy:
+        parts.append("%d noisy entr%s, compared with their uncertainty%s" % (
+            noisy, "y" if noisy == 1 else "ies",
+            " (a regression fails the test only against a baseline with noisy runs)"
+            if summary.get("fail_test_on_regression") else ""))
+    parts.append("baselines %s (%s): %d with noisy runs%s" % (
+        policy, baselines.DESCRIPTIONS[policy], with_noisy,
+        ", %d noisy history point(s) left out" % left_out if left_out else ""))
+    return "; ".join(parts)
+
+
 def summary_message(summary):
-    noisy = len(summary["noisy_entries"])
-    return ("%d regression(s), %d persisting regression(s), %d improvement(s), %d KPI(s) without history, in %d "
-            "KPI(s) of %d entr%s (%s)%s%s") % (
+    """The one line of the console: KPIs compared and their verdicts, KPIs without history and why,
+    noisy runs and what the baseline policy did with them, the gate's decision."""
+    compared = summary["kpis_with_history"]
+    without = summary["kpis_analysed"] - compared
+    why = ", ".join("%d %s" % (count, NO_HISTORY_WORDS[reason])
+                    for reason, count in (summary.get("without_history") or {}).items() if count)
+    text = ("%d KPI(s) of %d entr%s compared (%s): %d regression(s), %d persisting regression(s), %d improvement(s), "
+            "%d inconclusive, %d no change; %d KPI(s) without history%s") % (
+        compared, summary["entries_analysed"], "y" if summary["entries_analysed"] == 1 else "ies", summary["method"],
         len(summary["regressions"]), len(summary["persisting_regressions"]), len(summary["improvements"]),
-        len(summary["not_enough_history"]), summary["kpis_analysed"], summary["entries_analysed"],
-        "y" if summary["entries_analysed"] == 1 else "ies", summary["method"],
-        "; %d noisy entr%s" % (noisy, "y" if noisy == 1 else "ies") if noisy else "",
-        "; the test fails: %s" % ", ".join(summary["fail_reasons"]) if summary.get("fail_reasons") else "")
+        len(summary.get("inconclusive") or ()), summary.get("no_change") or 0, without, " (%s)" % why if why else "")
+    noise = noise_words(summary)
+    if noise:
+        text += "; " + noise
+    if summary.get("fail_reasons"):
+        text += "; the test fails: %s" % ", ".join(summary["fail_reasons"])
+    return text

@@ -32,9 +32,11 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.config.secrets i
 
 KINDS = ("kpi", "prom", "regression", "mark")
 # fields of a record that are not labels (history never compares them)
-# artifacts_url (where the run's files were uploaded) differs per run: a record field, never a label
+# artifacts_url (where the run's files were uploaded) differs per run: a record field, never a label;
+# so do a run's noise measures (repetition_spread, host_load_per_cpu: the verdicts' uncertainty)
 RECORD_FIELDS = ("kpi_name", "value", "unit", "higher_is_better", "ignored_for_regression", "test_uuid",
-                 "@timestamp", "workload", "doc_id", "kind", "noisy", "noise", "view_of", "error", "artifacts_url")
+                 "@timestamp", "workload", "doc_id", "kind", "noisy", "noise", "repetition_spread", "host_load_per_cpu",
+                 "view_of", "error", "artifacts_url")
 DEFAULT_TIMEOUT = 10.0
 
 

@@ -170,7 +170,11 @@ def test_no_change_comes_with_a_pvalue_and_an_effect_size():
 def test_short_history_compares_with_the_mean_and_no_history_is_said():
     options = methods.resolve_options("edivisive", {})
     assert judge([], 10.0, True, "edivisive", options, 0.1)[0] == "not_enough_history"
+    # a change the magnitude threshold sees, and a steady history tells apart from noise
+    verdict, evidence = judge([100.0, 100.4, 99.8, 100.1], 85.0, True, "edivisive", options, 0.1)
+    assert verdict == "regression" and evidence["method"] == "short_history" and evidence["pvalue"] <= 0.01
+    assert evidence["relative_change"] == pytest.approx(85 / 100.075 - 1)
+    # the same magnitude within two points' spread: inconclusive, leaning to a regression
     verdict, evidence = judge([100.0, 102.0], 85.0, True, "edivisive", options, 0.1)
-    assert verdict == "regression" and evidence["method"] == "short_history"
-    assert evidence["relative_change"] == pytest.approx(85 / 101 - 1)
+    assert verdict == "inconclusive" and evidence["leaning"] == "regression"
     assert judge([100.0, 102.0], 95.0, True, "edivisive", options, 0.1)[0] == "no_change"

@@ -7,7 +7,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite im
 
 SECTION = {"enabled": True, "method": "edivisive", "fail_test_on_regression": True, "short_history_threshold": 0.1,
            "fail_on_persisting": False, "require_history": False, "compare_across_machines": False,
-           "machine_keys": None, "noise": {"max_spread": 0.1, "max_load_per_cpu": 0.75, "keep_in_baseline": False},
+           "machine_keys": None, "short_history_max_pvalue": 0.01, "noise": {"max_spread": 0.1, "max_load_per_cpu": 0.75, "baseline": "prefer_quiet"},
            "options": {}, "comparison_keys": None, "ignored_keys": None, "sorting_keys": None, "ignored_entries": None}
 WORKLOAD = {"comparison_keys": ["version"], "ignored_keys": ["test_path", "run_id"], "sorting_keys": ["size"],
             "ignored_entries": {}}
@@ -230,3 +230,139 @@ def test_an_all_zero_history_and_a_zero_value_is_no_change(tmp_path):
     summary, records, _details = ra.analyse([error_payload(0)], store, settings(), "w")
     store.close()
     assert records[0]["verdict"] == "no_change" and records[0]["relative_change"] == 0.0 and not summary["fail_test"]
+
+
+# --------------------------------------------------------------------------
+# evidence: short histories, noisy runs, why a KPI has no history
+
+
+def history_store(tmp_path, values, noisy=(), **labels):
+    store = SQLiteStore(tmp_path / "h.sqlite")
+    store.ensure_schema()
+    store.write([dict(d, **labels) for d in history_documents(64, values, noisy=noisy)])
+    return store
+
+
+def test_a_short_history_that_varies_twofold_gives_an_inconclusive_verdict_naming_why(tmp_path):
+    # the case a user saw: two runs 2x apart, the third 16 % below their mean was "a new regression (p = 0.84)"
+    store = history_store(tmp_path, [60.0, 120.0])
+    summary, records, _details = ra.analyse([payload("new", 64, 75.7, 1 / 75.7)], store, settings(), "w")
+    store.close()
+    assert summary["regressions"] == [] and not summary["fail_test"]
+    line = summary["inconclusive"][0]
+    assert line["kpi"] == "rate" and line["inconclusive_reason"] == "noise" and line["leaning"] == "regression"
+    assert line["pvalue"] > 0.5 and line.get("runs_needed") is None
+    assert "within the spread of 2 history points" in line["why"] and "would not decide it" in line["why"]
+    assert records[0]["verdict"] == "inconclusive" and records[0]["why"] == line["why"]
+    assert "1 inconclusive" in summary["message"]
+
+
+def test_one_history_point_is_too_short_to_know_its_spread(tmp_path):
+    store = history_store(tmp_path, [100.0])
+    summary, _records, _details = ra.analyse([payload("new", 64, 80.0, 1 / 80.0)], store, settings(), "w")
+    store.close()
+    line = summary["inconclusive"][0]
+    assert line["inconclusive_reason"] == "short_history" and line["runs_needed"] == 2
+    assert "whose spread is unknown" in line["why"]
+    # below the magnitude threshold it is no change, whatever the spread
+    assert ra.judge([{"value": 100.0}], 95.0, True, "edivisive", settings()["method_options"], 0.1)[0] == "no_change"
+
+
+@pytest.mark.parametrize("count, change", [(2, 0.3), (3, 0.2), (4, 0.2)])
+def test_the_runs_needed_are_the_runs_that_decide_at_the_same_spread(count, change):
+    """After ``runs_needed`` more runs with the history's mean and spread the verdict is decided,
+    one run fewer it is not."""
+    import statistics
+
+    base = [100.0 + (5.0 if i % 2 else -5.0) for i in range(count)]
+    if count % 2:
+        base[-1] = 100.0
+    mean, stdev = statistics.fmean(base), statistics.stdev(base)
+    current = mean * (1 - change)
+    options = settings()["method_options"]
+    verdict, evidence = ra.judge([{"value": v} for v in base], current, True, "edivisive", options, 0.1, 0.01)
+    assert verdict == "inconclusive" and evidence["runs_needed"] > 0
+
+    def history_of(points):
+        # ``points`` values with exactly this mean and sample standard deviation
+        half = points // 2
+        offsets = [1.0] * half + [-1.0] * half + ([0.0] if points % 2 else [])
+        scale = stdev / statistics.stdev(offsets)
+        return [{"value": mean + scale * o} for o in offsets]
+
+    decided = ra.judge(history_of(count + evidence["runs_needed"]), current, True, "edivisive",
+                       dict(options, min_size=1000), 0.1, 0.01)
+    assert decided[0] == "regression"
+    if evidence["runs_needed"] > 1:
+        still = ra.judge(history_of(count + evidence["runs_needed"] - 1), current, True, "edivisive",
+                         dict(options, min_size=1000), 0.1, 0.01)
+        assert still[0] == "inconclusive"
+
+
+def test_on_a_runner_where_every_run_is_noisy_kpis_are_still_compared_and_the_gate_can_fail(tmp_path):
+    # every stored run noisy (a shared CI runner), steady enough to judge a 30 % drop
+    store = history_store(tmp_path, [100.0, 101.0, 99.5, 100.5], noisy=range(4))
+    new = payload("new", 64, 70.0, 1 / 70.0)
+    new["metadata"].update(noise=["host load 1.80 per CPU > 0.75"], noise_measures={"spread": 0.02, "load_per_cpu": 1.8})
+    summary, records, details = ra.analyse([new], store, settings(), "w")
+    assert summary["kpis_with_history"] == 1 and summary["baselines_with_noisy_runs"] == 1
+    line = summary["regressions"][0]
+    assert line["baseline_noisy_points"] == 4 and line["uncertainty"] == {"spread": 0.02, "load_per_cpu": 1.8}
+    # judged against noisy runs as noisy as itself: the regression fails the gate
+    assert summary["fail_test"] and summary["fail_reasons"] == ["1 new regression(s)"]
+    rate = next(r for r in records if r["kpi_name"] == "rate")
+    assert rate["baseline_policy"] == "prefer_quiet" and rate["baseline_noisy_points"] == 4
+    assert rate["repetition_spread"] == 0.02 and rate["host_load_per_cpu"] == 1.8
+    words = "baselines prefer_quiet (noisy runs enter a baseline only where there are too few quiet ones): 1 with"
+    assert words in summary["message"]
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
+
+    _title, html = reports.regression_report(summary, details)
+    assert words in html and "repetitions spread 0.020, host load 1.80 per CPU" in html
+    # quiet_only: the same history is no baseline, and the summary says why
+    quiet = ra.effective_settings(dict(SECTION, noise=dict(SECTION["noise"], baseline="quiet_only")), WORKLOAD)
+    summary, _records, _details = ra.analyse([new], store, quiet, "w")
+    store.close()
+    assert summary["kpis_with_history"] == 0 and summary["without_history"]["noisy"] == 1
+    assert "2 KPI(s) without history (1 none stored, 1 only noisy runs, left out)" in summary["message"]
+
+
+def test_a_noisy_run_against_quiet_runs_is_reported_not_failed(tmp_path):
+    store = history_store(tmp_path, [100.0, 101.0, 99.5, 100.5, 100.2, 99.8, 100.1])
+    new = payload("new", 64, 70.0, 1 / 70.0)
+    new["metadata"]["noise"] = ["repetitions spread 0.300 > 0.100"]
+    summary, _records, _details = ra.analyse([new], store, settings(), "w")
+    store.close()
+    assert [r["kpi"] for r in summary["regressions"]] == ["rate"] and not summary["fail_test"]
+    assert "baseline_noisy_points" not in summary["regressions"][0]
+
+
+def test_the_summary_says_why_kpis_have_no_history(tmp_path):
+    store = history_store(tmp_path, [100.0] * 3, cpu_model="other cpu")
+    new = payload("new", 64, 100.0, 0.01)
+    new["labels"]["cpu_model"] = "this cpu"
+    workload = dict(WORKLOAD, machine_keys=["cpu_model"])
+    summary, records, _d = ra.analyse([new, payload("fresh", 32, 1.0, 1.0)], store,
+                                      ra.effective_settings(dict(SECTION), workload), "w")
+    store.close()
+    # rate of "new" has history on another machine only; its time_median and "fresh" have none
+    assert summary["without_history"] == {"none": 3, "noisy": 0, "forgotten": 0, "other_machine": 1}
+    assert ("0 KPI(s) of 2 entries compared (edivisive): 0 regression(s), 0 persisting regression(s), "
+            "0 improvement(s), 0 inconclusive, 0 no change; 4 KPI(s) without history (3 none stored, "
+            "1 only on other machines)") in summary["message"]
+    assert {r["no_history_reason"] for r in records if r["kpi_name"] == "rate"} == {"other_machine", "none"}
+
+
+def test_keep_in_baseline_is_the_older_spelling_of_the_baseline_policy():
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema
+
+    model = schema.regression_model()
+    assert model.model_validate({"noise": {"keep_in_baseline": True}}).noise.baseline == "all"
+    assert model.model_validate({"noise": {"keep_in_baseline": False}}).noise.baseline == "quiet_only"
+    assert model.model_validate({}).noise.baseline == "prefer_quiet"
+    # config.yaml spells the default out; an override of the older key still takes
+    assert model.model_validate({"noise": {"baseline": "prefer_quiet", "keep_in_baseline": True}}).noise.baseline == "all"
+    with pytest.raises(Exception, match="keep_in_baseline .* and baseline .* disagree"):
+        model.model_validate({"noise": {"keep_in_baseline": True, "baseline": "quiet_only"}})
+    with pytest.raises(Exception, match="prefer_quiet"):
+        model.model_validate({"noise": {"baseline": "sometimes"}})
