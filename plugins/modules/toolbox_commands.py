@@ -17,8 +17,13 @@ description:
   - With a command and O(help=true), its options (names without the role prefix, type,
     default, description) from its C(meta/argument_specs.yml).
   - Otherwise, resolves the command (an alias to its command; an unknown one is one line with
-    the closest match) and parses O(args) (a mapping, or its JSON/YAML text) for
-    C(playbooks/toolbox.yml) to run it.
+    the closest match) and gathers its parameters for C(playbooks/toolbox.yml) to run it -
+    O(params) (or the older O(args)), and the extra-vars typed as C(-e name=value) whose names
+    are parameters of the command (the reference's C(run_toolbox.py --name=value)). An extra-var
+    close to a parameter's name (C(-e namespace=) for C(namespaces)) fails with the closest name.
+  - Checks them before any work, in one line naming the command and the parameter - an unknown
+    name, a value of the wrong type or outside its choices, and (without O(from_config)) a
+    required parameter missing.
   - Runs on the controller (action plugin).
 author:
   - perfscale.topsail developers (@perfscale)
@@ -33,10 +38,20 @@ options:
       - Describe the command's options instead of preparing it.
     type: bool
     default: false
-  args:
+  params:
     description:
       - The command's parameters (names without the role prefix), a mapping or its JSON/YAML text.
     type: raw
+  args:
+    description:
+      - The older name of O(params) (Ansible warns about an extra-var named C(args)).
+    type: raw
+  from_config:
+    description:
+      - The configuration supplies the parameters (C(-e from_config=true)); required ones are not
+        asked for here.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
@@ -79,7 +94,11 @@ role:
   returned: when preparing a run
   type: str
 args:
-  description: The parsed arguments.
+  description: The parameters given (from O(params) and C(-e name=value)), converted to their declared types.
   returned: when preparing a run
   type: dict
+needs_cluster:
+  description: Whether the command reaches a cluster (the playbook then checks that it answers first).
+  returned: when preparing a run
+  type: bool
 """

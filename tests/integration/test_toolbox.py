@@ -66,7 +66,8 @@ def test_from_config_unknown_parameter_lists_role_parameters(tmp_path):
     run = run_playbook("tests/integration/playbooks/from_config_error.yml", "-e", "entry_suffix=typo",
                        "-e", "artifact_dir=%s" % tmp_path)
     assert run.returncode != 0
-    assert "unknown parameter(s) colour for role host_capture_environment; known parameters: artifact_dir_suffix, gpu" in run.flat
+    assert ("toolbox command 'host capture_environment': unknown parameter 'colour'; its parameters: "
+            "artifact_dir_suffix, gpu") in run.flat
 
 
 def test_failed_command_keeps_its_artifacts_and_records_failure(tmp_path):
@@ -137,3 +138,81 @@ def test_missing_secrets_directory_is_a_clear_error(tmp_path):
     run = run_playbook(str(playbook), "-e", "artifact_dir=%s" % tmp_path, env={"PERFSCALE_SECRETS_DIR": ""})
     assert run.returncode != 0
     assert "environment variable PERFSCALE_SECRETS_DIR is not set" in run.flat
+
+
+# --------------------------------------------------------------------------
+# the toolbox playbook, as a user of the reference's run_toolbox.py types it
+
+
+def toolbox(tmp_path, *extra):
+    return run_playbook("playbooks/toolbox.yml", "-e", "artifact_dir=%s" % tmp_path, *extra)
+
+
+def error_lines(run):
+    return [line for line in run.output.splitlines() if line.startswith("[ERROR]")]
+
+
+def test_parameters_typed_as_extra_vars_are_taken_and_the_run_says_where_its_artifacts_are(tmp_path):
+    run = toolbox(tmp_path, "-e", "command='host capture_environment'", "-e", "gpu=false",
+                  "-e", "nvidia_smi_timeout=7", "-e", "packages=[pytest, pyyaml]")
+    assert run.returncode == 0, run.output
+    command_dir = tmp_path / "000__host__capture_environment"
+    params = yaml.safe_load((command_dir / "_params.yaml").read_text())
+    assert params["gpu"] is False and params["nvidia_smi_timeout"] == 7 and params["packages"] == ["pytest", "pyyaml"]
+    assert "Artifacts of host capture_environment: %s" % command_dir in run.flat
+    # the documented mapping form runs without a warning (-e args= is the older spelling Ansible warns about)
+    again = toolbox(tmp_path, "-e", "command='host capture_environment'", "-e", 'params={"gpu": false}')
+    assert again.returncode == 0, again.output
+    assert "[WARNING]" not in again.output, again.output
+
+
+def test_a_wrong_parameter_is_one_line_naming_it_and_leaves_no_artifact_directory(tmp_path):
+    cases = [
+        (("-e", 'params={"nvidia_smi_timout": 3}'),
+         "toolbox command 'host capture_environment': unknown parameter 'nvidia_smi_timout' (did you mean "
+         "'nvidia_smi_timeout'?)"),
+        (("-e", "nvidia_smi_timout=3"), "toolbox command 'host capture_environment': -e nvidia_smi_timout=...: "
+                                        "unknown parameter 'nvidia_smi_timout' (did you mean 'nvidia_smi_timeout'?)"),
+        (("-e", "nvidia_smi_timeout=soon"), "toolbox command 'host capture_environment': parameter "
+                                            "'nvidia_smi_timeout': expected int, got 'soon'"),
+        (("-e", "gpu=maybe"), "toolbox command 'host capture_environment': parameter 'gpu': expected bool, got 'maybe'"),
+    ]
+    for extra, line in cases:
+        run = toolbox(tmp_path / "run", "-e", "command='host capture_environment'", *extra)
+        assert run.returncode != 0
+        assert line in run.flat, run.output
+        # one line, in the command's words: no role variable, no code excerpt
+        assert len(error_lines(run)) == 1, run.output
+        assert "host_capture_environment_" not in run.output and "toolbox_from_config" not in run.output
+    # a misspelt command too: one line, and nothing written
+    run = toolbox(tmp_path / "run", "-e", "command='host capture_enviroment'")
+    assert run.returncode != 0 and "did you mean 'host capture_environment'" in run.flat
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_required_parameter_missing_is_named_before_anything_runs(tmp_path):
+    run = toolbox(tmp_path / "run", "-e", "command='cluster deploy_operator'", "-e", "catalog=redhat-operators")
+    assert run.returncode != 0
+    assert ("toolbox command 'cluster deploy_operator': missing required parameter(s) manifest_name, namespace"
+            in run.flat), run.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unreachable_cluster_is_one_line_naming_it_before_any_work(tmp_path):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                      "contexts:\n- name: gone\n  context: {cluster: gone, user: u}\ncurrent-context: gone\n"
+                      "users:\n- name: u\n  user: {token: t}\n" % port)
+    run = run_playbook("playbooks/toolbox.yml", "-i", "inventories/clusters/hosts.yml", "-e", "artifact_dir=%s" % (tmp_path / "run"),
+                       "-e", "command='cluster capture_state'", env={"KUBECONFIG": str(config)})
+    assert run.returncode != 0
+    # the clusters inventory takes KUBECONFIG when SUTEST_KUBECONFIG is not set
+    assert ("cluster sutest (https://127.0.0.1:%d, from KUBECONFIG=%s, context gone) is unreachable: connection refused"
+            % (port, config)) in run.flat, run.output
+    assert len(error_lines(run)) == 1 and "urllib3" not in run.output
+    assert not (tmp_path / "run").exists()

@@ -203,6 +203,64 @@ def role_variables(role, params, options):
     return variables
 
 
+# keys of a role argument spec's option that describe it for people, not for the validator
+_DOC_KEYS = ("description", "version_added", "notes")
+
+
+def _unprefixed_spec(role, options):
+    """The role's options as an argument spec keyed by parameter name (the role prefix dropped)."""
+    prefix = role + "_"
+    spec = {}
+    for name, option in (options or {}).items():
+        if not name.startswith(prefix):
+            continue
+        spec[name[len(prefix):]] = {key: value for key, value in (option or {}).items() if key not in _DOC_KEYS}
+    return spec
+
+
+def check_parameters(command, role, params, options, defined=(), check_required=True):
+    """``params`` (parameter names, unprefixed) checked against the role's argument specs the way a
+    user of the reference's ``run_toolbox.py`` expects: an unknown name (with the closest one), a
+    value of the wrong type, a required parameter missing (unless its role variable is in
+    ``defined``: set by the inventory or the play; not checked without ``check_required``) are one
+    line naming the command and the parameter. Returns the parameters with their values converted
+    to the declared types."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    spec = _unprefixed_spec(role, options)
+    aliases = {alias[len(role) + 1:]: name[len(role) + 1:] for alias, name in _aliases(options or {}).items()}
+    params = {aliases.get(name, name): value for name, value in (params or {}).items()}
+    unknown = sorted(set(params) - set(spec))
+    if unknown:
+        hint = difflib.get_close_matches(unknown[0], list(spec), n=1)
+        raise CommandArgsError("toolbox command '%s': unknown parameter %s%s; its parameters: %s" % (
+            command, ", ".join("'%s'" % name for name in unknown), " (did you mean '%s'?)" % hint[0] if hint else "",
+            ", ".join(sorted(spec)) or "(none)"))
+    missing = sorted(name for name, option in spec.items() if check_required and option.get("required")
+                     and name not in params and "%s_%s" % (role, name) not in defined)
+    if missing:
+        raise CommandArgsError("toolbox command '%s': missing required parameter(s) %s (-e %s=...)"
+                               % (command, ", ".join(missing), missing[0]))
+    # the type, choices and elements of what was given (required-ness was checked above)
+    given_spec = {name: {key: value for key, value in spec[name].items() if key not in ("required", "default")}
+                  for name in params}
+    result = ArgumentSpecValidator(given_spec).validate(dict(params))
+    if result.error_messages:
+        raise CommandArgsError("toolbox command '%s': %s" % (command, _parameter_error(result.error_messages[0], params)))
+    return {name: result.validated_parameters[name] for name in params}
+
+
+def _parameter_error(message, params):
+    """Ansible's validator message, in the words of a toolbox parameter (one line)."""
+    converting = re.match(r"argument '(?P<name>[^']+)' is of type \S+(?: found in '[^']*')? and we were unable to "
+                          r"convert to (?P<type>\w+)", message)
+    if converting and converting.group("name") in params:
+        return "parameter '%s': expected %s, got %r" % (converting.group("name"), converting.group("type"),
+                                                        params[converting.group("name")])
+    message = re.sub(r"^value of (\w+) must", r"parameter '\1' must", message)
+    return " ".join(message.replace("argument '", "parameter '").split())
+
+
 def known_parameters(role, options):
     prefix = role + "_"
     return sorted(name[len(prefix):] for name in list(options) + list(_aliases(options)) if name.startswith(prefix))
@@ -211,3 +269,47 @@ def known_parameters(role, options):
 def role_defaults(options):
     """Role-prefixed variables that declare a default, with that default."""
     return {name: spec.get("default") for name, spec in options.items() if isinstance(spec, dict) and "default" in spec}
+
+
+def prepare_command(roles_dir, command, config, template=None, prefix=None, suffix=None, extra=None, args_only=False,
+                    defined=()):
+    """What running ``command`` needs: ``role``, ``variables`` (role-prefixed, from the configuration's
+    command-arguments entry with ``extra`` on top, or ``extra`` alone with ``args_only``) and
+    ``defaults`` (the role's declared defaults, to reset the variables afterwards). The parameters
+    are checked with ``check_parameters`` (``defined``: variables already set by the inventory or
+    the play count for required parameters)."""
+    group, name = parse_command(command)
+    role = "%s_%s" % (group, name)
+    options = role_argument_options(roles_dir, role)
+    key = entry_key(group, name, prefix, suffix)
+    rendered = {key: {}} if args_only else load_command_args(template, config)
+    params = command_args(rendered, group, name, prefix=prefix, suffix=suffix, extra=extra)
+    params = check_parameters("%s %s" % (group, name), role, params, options, defined=defined)
+    return {"role": role, "variables": role_variables(role, params, options), "defaults": role_defaults(options)}
+
+
+def parameters_from_extra_vars(command, role, options, extra_vars):
+    """The command's parameters given as ``-e name=value`` (the reference's ``--name=value``):
+    ``extra_vars`` whose names are parameters of the role. A value typed as JSON/YAML text
+    (``-e namespaces='[a, b]'``) is parsed. A name that is not a parameter but close to one
+    (``-e namespace=x`` for ``namespaces``) is an error with the closest name; any other name is
+    left alone (a variable of the play or of the inventory)."""
+    import yaml
+
+    spec = _unprefixed_spec(role, options)
+    taken = {}
+    for name, value in (extra_vars or {}).items():
+        if name in spec:
+            if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+                try:
+                    value = yaml.safe_load(value)
+                except yaml.YAMLError as exc:
+                    raise CommandArgsError("toolbox command '%s': -e %s: expected JSON/YAML text, got %r (%s)"
+                                           % (command, name, value, str(exc).splitlines()[0])) from None
+            taken[name] = value
+            continue
+        hint = difflib.get_close_matches(name, list(spec), n=1, cutoff=0.8)
+        if hint:
+            raise CommandArgsError("toolbox command '%s': -e %s=...: unknown parameter '%s' (did you mean '%s'?); "
+                                   "its parameters: %s" % (command, name, name, hint[0], ", ".join(sorted(spec))))
+    return taken

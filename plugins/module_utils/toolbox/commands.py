@@ -53,6 +53,86 @@ NOT_PROVIDED.update({name: _NOT_YET for name in (
 )})
 
 
+# groups of the reference toolbox (openshift-psap/topsail cfc3e8a2d, projects/*/toolbox/) this
+# collection does not provide, why, and their commands (so that each is "not provided", never
+# "unknown"); the groups it provides list their unprovided commands in NOT_PROVIDED above
+_DEPRECATED = "a deprecated project of the reference (projects/deprecated/), not carried over"
+NOT_PROVIDED_GROUPS = {
+    "busy_cluster": (_DEPRECATED + ": it loads a control plane with namespaces, configmaps, deployments and jobs",
+                     ("create_namespaces", "create_configmaps", "create_deployments", "create_jobs", "status",
+                      "cleanup")),
+    "notebooks": (_DEPRECATED + ": RHOAI notebook scale tests (ods-ci, locust)",
+                  ("ods_ci_scale_test", "cleanup", "locust_scale_test", "benchmark_performance", "capture_state",
+                   "dashboard_scale_test")),
+    "codeflare": (_DEPRECATED + ": CodeFlare scale tests (its MCAD commands were in the scheduler group)", ()),
+    "scheduler": (_DEPRECATED + ": MCAD load generation", ("generate_load", "cleanup", "deploy_mcad_from_helm",
+                                                           "create_mcad_canary")),
+    "kepler": (_DEPRECATED + ": Kepler power monitoring", ("deploy_kepler", "undeploy_kepler")),
+    "kubemark": (_DEPRECATED + ": hollow nodes", ("deploy_capi_provider", "deploy_nodes")),
+    "kwok": (_DEPRECATED + ": simulated nodes", ("deploy_kwok_controller", "set_scale")),
+    "load_aware": (_DEPRECATED + ": the Trimaran scheduler", ("deploy_trimaran", "undeploy_trimaran", "scale_test")),
+    "wisdom": (_DEPRECATED + ": Lightspeed model tests (llm_load and kserve commands do this here)",
+               ("deploy_model", "warmup_model", "run_llm_load_test", "run_llm_load_test_multiplexed")),
+    "entitlement": (_DEPRECATED + ": RHEL entitlement for GPU drivers, which the GPU operator no longer needs",
+                    ("deploy", "test_in_cluster", "test_in_podman", "test_cluster", "inspect", "undeploy", "wait")),
+    "benchmarking": (_DEPRECATED + ": MLPerf SSD (the performance indicators replace it: docs/benchmarking.md)",
+                     ("download_coco_dataset", "run_mlperf_ssd")),
+    "cpt": (_DEPRECATED + ": the CPT dashboard (this project's reports and results store replace it: "
+            "docs/regression.md)", ("deploy_cpt_dashboard",)),
+    "container_bench": ("container engines (podman, docker) benchmarked on a remote machine: outside this "
+                        "project's AI-platform scope",
+                        ("create_container_benchmark", "start_container_benchmark", "remove_container_benchmark",
+                         "pull_image_benchmark", "list_images_benchmark", "remove_image_benchmark",
+                         "commit_container_benchmark", "load_image_benchmark", "save_image_benchmark",
+                         "parallel_remove_image_benchmark", "sysbench_cpu_benchmark", "sysbench_memory_read_benchmark",
+                         "sysbench_memory_write_benchmark", "sysbench_fileio_container_benchmark",
+                         "sysbench_fileio_mount_benchmark", "iperf_net_bridge_benchmark", "iperf_net_host_benchmark",
+                         "iperf_host_to_container_benchmark", "artifact_add_benchmark", "run_container_benchmark",
+                         "exec_container_benchmark", "image_build_large_build_context_benchmark",
+                         "capture_system_state", "capture_container_engine_info",
+                         "prepare_benchmark_script_on_remote")),
+    "mac_ai": ("llama.cpp, ollama and ramalama on remote macOS machines: outside this project's scope (its LLM "
+               "harness loads any OpenAI-compatible endpoint: docs/llm-load.md)",
+               ("remote_ollama_start", "remote_ollama_pull_model", "remote_ollama_run_model",
+                "remote_llama_cpp_run_model", "remote_llama_cpp_run_bench", "remote_llama_cpp_pull_model",
+                "remote_ramalama_run_model", "remote_ramalama_run_bench", "remote_capture_power_usage",
+                "remote_capture_cpu_ram_usage", "remote_capture_virtgpu_memory", "remote_capture_system_state",
+                "remote_build_virglrenderer")),
+    "crc": ("OpenShift Local (CRC) image timing: outside this project's scope", ("refresh_image",)),
+    "jump_ci": ("the reference's CI jump host (its lock and steps): CI systems run the playbooks directly here",
+                ("take_lock", "ensure_lock", "release_lock", "prepare_topsail", "prepare_step", "retrieve_artifacts")),
+    "remote": ("files on the remote machines of the reference's mac_ai and container_bench projects",
+               ("clone", "download", "retrieve", "build_image")),
+    "repo": ("the reference repository's own maintenance (file checks, documentation generation, CI "
+             "notifications)",
+             ("validate_role_files", "validate_role_vars_used", "validate_no_wip", "validate_no_broken_link",
+              "generate_ansible_default_settings", "send_job_completion_notification", "send_cpt_notification",
+              "generate_middleware_ci_secret_boilerplate", "generate_toolbox_rst_documentation",
+              "generate_toolbox_related_files")),
+    "configure": ("the reference's configuration editing: here -e preset=, -e overrides= and the "
+                  "perfscale.topsail.config playbook (docs/configuration.md)", ("enter", "apply", "get", "name")),
+    "from_config": ("here -e from_config=true on the command itself, with -e prefix= and -e suffix=", ("run",)),
+}
+
+
+# commands that reach no cluster (checked by the toolbox playbook before a command that does):
+# None, or the parameter whose value makes the command local (llm_load run given a url)
+LOCAL_COMMANDS = {
+    "host capture_environment": None,
+    "llm_load_test run": None,
+    "llm_load run": "url",
+}
+
+
+def needs_cluster(command, params, from_config=False):
+    """Whether ``command`` with ``params`` reaches a cluster (a command made local by a parameter
+    counts as local when the configuration may supply that parameter)."""
+    if command not in LOCAL_COMMANDS:
+        return True
+    local_when = LOCAL_COMMANDS[command]
+    return local_when is not None and not from_config and not (params or {}).get(local_when)
+
+
 def _load_yaml(path):
     import yaml
 
@@ -97,6 +177,11 @@ def commands(roles_dir, describe=True):
     return dict(sorted(found.items()))
 
 
+def groups(known):
+    """The groups of the provided commands, sorted."""
+    return sorted({command.split()[0] for command in known})
+
+
 def resolve(roles_dir, name, known=None):
     """The command a name designates (aliases followed); an unknown or unprovided one is an error.
     ``known``: ``commands(roles_dir)`` when the caller has it already."""
@@ -109,18 +194,38 @@ def resolve(roles_dir, name, known=None):
         return resolve(roles_dir, ALIASES[name], known)
     if name in NOT_PROVIDED:
         raise CommandArgsError("toolbox command '%s' is not provided: %s" % (name, NOT_PROVIDED[name]))
-    hint = difflib.get_close_matches(name, list(known) + list(ALIASES), n=1)
+    group = name.split()[0] if name else ""
+    if group in NOT_PROVIDED_GROUPS:
+        raise CommandArgsError("toolbox %s '%s' is not provided: %s" % (
+            "command" if " " in name else "group", name, NOT_PROVIDED_GROUPS[group][0]))
+    if group in groups(known):
+        # a typo in a provided group: the closest command of that group
+        candidates = [command for command in list(known) + list(ALIASES) + list(NOT_PROVIDED)
+                      if command.split()[0] == group]
+    else:
+        candidates = list(known) + list(ALIASES) + groups(known) + list(NOT_PROVIDED_GROUPS)
+    hint = difflib.get_close_matches(name, candidates, n=1)
     raise CommandArgsError("unknown toolbox command %r%s; '-e command=list' lists the %d commands"
                            % (name, " (did you mean '%s'?)" % hint[0] if hint else "", len(known)))
 
 
-def listing(roles_dir):
-    """One line per command with its description, then the aliases and what is not provided."""
+def listing(roles_dir, group=None):
+    """One line per command with its description, then the aliases and what is not provided
+    (commands, then groups of the reference); ``group``: that group's lines only."""
     known = commands(roles_dir)
-    width = max((len(c) for c in known), default=0)
-    lines = ["%-*s  %s" % (width, command, info["description"]) for command, info in known.items()]
-    lines += ["%-*s  = %s" % (width, alias, target) for alias, target in sorted(ALIASES.items())]
-    lines += ["%-*s  not provided: %s" % (width, command, why) for command, why in sorted(NOT_PROVIDED.items())]
+
+    def wanted(command):
+        return group is None or command.split()[0] == group
+
+    width = max((len(c) for c in list(known) + list(ALIASES) + list(NOT_PROVIDED) if wanted(c)), default=0)
+    lines = ["%-*s  %s" % (width, command, info["description"]) for command, info in known.items() if wanted(command)]
+    lines += ["%-*s  = %s" % (width, alias, target) for alias, target in sorted(ALIASES.items()) if wanted(alias)]
+    lines += ["%-*s  not provided: %s" % (width, command, why) for command, why in sorted(NOT_PROVIDED.items())
+              if wanted(command)]
+    if group is None:
+        for name, (why, commands_of) in sorted(NOT_PROVIDED_GROUPS.items()):
+            count = " (%d commands)" % len(commands_of) if commands_of else ""
+            lines.append("%-*s  not provided%s: %s" % (width, name, count, why))
     return lines
 
 

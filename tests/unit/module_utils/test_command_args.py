@@ -111,3 +111,58 @@ def test_role_defaults_come_from_argument_specs():
     defaults = ca.role_defaults(options)
     assert defaults["host_capture_environment_gpu"] is True
     assert defaults["host_capture_environment_artifact_dir_suffix"] == ""
+
+
+# --------------------------------------------------------------------------
+# the parameters a user typed, checked in the command's words
+
+
+def capture_state_options():
+    return ca.role_argument_options(ROLES, "cluster_capture_state")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"namespacez": ["a"]}, "toolbox command 'cluster capture_state': unknown parameter 'namespacez' (did you mean "
+                            "'namespaces'?); its parameters: artifact_dir_suffix, events, kinds, label_selectors, logs, "
+                            "namespaces, tail_lines"),
+    ({"tail_lines": "many"}, "toolbox command 'cluster capture_state': parameter 'tail_lines': expected int, got 'many'"),
+    ({"events": "maybe"}, "toolbox command 'cluster capture_state': parameter 'events': expected bool, got 'maybe'"),
+])
+def test_a_wrong_parameter_is_one_line_in_the_commands_words(params, message):
+    with pytest.raises(errors.CommandArgsError) as raised:
+        ca.check_parameters("cluster capture_state", "cluster_capture_state", params, capture_state_options())
+    assert str(raised.value) == message
+    assert "cluster_capture_state_" not in str(raised.value)
+
+
+def test_parameters_are_converted_to_their_declared_types():
+    checked = ca.check_parameters("cluster capture_state", "cluster_capture_state",
+                                  {"namespaces": "a,b", "tail_lines": "12", "events": "no"}, capture_state_options())
+    assert checked == {"namespaces": ["a", "b"], "tail_lines": 12, "events": False}
+
+
+def test_required_parameters_and_choices_are_named():
+    options = ca.role_argument_options(ROLES, "cluster_deploy_operator")
+    with pytest.raises(errors.CommandArgsError, match=r"missing required parameter\(s\) manifest_name, namespace "
+                                                      r"\(-e manifest_name=...\)"):
+        ca.check_parameters("cluster deploy_operator", "cluster_deploy_operator", {"catalog": "c"}, options)
+    # a required parameter the inventory already set, or one the configuration supplies, is not asked for
+    ca.check_parameters("cluster deploy_operator", "cluster_deploy_operator", {"catalog": "c", "namespace": "n"},
+                        options, defined={"cluster_deploy_operator_manifest_name": "m"})
+    ca.check_parameters("cluster deploy_operator", "cluster_deploy_operator", {}, options, check_required=False)
+    with pytest.raises(errors.CommandArgsError, match="parameter 'installplan_approval' must be one of: Manual, "
+                                                      "Automatic, got: sometimes"):
+        ca.check_parameters("cluster deploy_operator", "cluster_deploy_operator", {"installplan_approval": "sometimes"},
+                            options, check_required=False)
+
+
+def test_extra_vars_named_like_parameters_are_taken_and_near_misses_refused():
+    options = capture_state_options()
+    taken = ca.parameters_from_extra_vars("cluster capture_state", "cluster_capture_state", options,
+                                          {"namespaces": "[a, b]", "tail_lines": "5", "my_inventory_var": "x"})
+    assert taken == {"namespaces": ["a", "b"], "tail_lines": "5"}
+    with pytest.raises(errors.CommandArgsError, match=r"-e namespace=...: unknown parameter 'namespace' \(did you "
+                                                      r"mean 'namespaces'\?\)"):
+        ca.parameters_from_extra_vars("cluster capture_state", "cluster_capture_state", options, {"namespace": "a"})
+    with pytest.raises(errors.CommandArgsError, match="-e namespaces: expected JSON/YAML text"):
+        ca.parameters_from_extra_vars("cluster capture_state", "cluster_capture_state", options, {"namespaces": "[a, "})
