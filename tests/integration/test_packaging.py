@@ -69,6 +69,26 @@ def test_installed_collection_runs_a_playbook_by_fqcn(installed):
     assert (run_root / "000__host__capture_environment" / "_ansible.log").exists()
 
 
+def test_the_readmes_ansible_cfg_runs_the_installed_collection_without_a_warning(installed, tmp_path):
+    """The `ansible.cfg` the README gives for an installed collection, as it is written there: the
+    playbook runs on localhost without -i, and prints no warning (no inventory, unmatched host
+    pattern, callback not enabled)."""
+    _work, _tarball, collections = installed
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    section = readme[readme.index("## Using it as an installed collection"):]
+    (tmp_path / "ansible.cfg").write_text(section.split("```ini\n", 1)[1].split("```", 1)[0])
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ["PATH"], XDG_DATA_HOME=str(tmp_path / "data"))
+    for name in ("ANSIBLE_CONFIG", "ARTIFACT_DIR", "ANSIBLE_CALLBACKS_ENABLED", "ANSIBLE_INVENTORY"):
+        env.pop(name, None)
+    run = subprocess.run([os.path.join(BIN, "ansible-playbook"), "perfscale.topsail.benchmark", "-e",
+                          "preset=cpu_smoke,rehearsal", "-e", "artifact_dir=%s" % (tmp_path / "run")],
+                         cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "[WARNING]" not in run.stdout + run.stderr, run.stdout + run.stderr
+
+
 def test_every_action_plugin_has_its_documentation_stub():
     actions = {os.path.splitext(f)[0] for f in os.listdir(os.path.join(REPO, "plugins", "action"))
                if f.endswith(".py") and not f.startswith("__")}
