@@ -32,6 +32,7 @@ ARGUMENT_SPEC = dict(
     launch_file=dict(type="path"),
     launch_env=dict(type="str"),
     config_env=dict(type="str"),
+    more_presets=dict(type="raw"),
 )
 
 # extra-vars a user passes on the command line (or an AWX survey sets) and
@@ -39,6 +40,7 @@ ARGUMENT_SPEC = dict(
 TASK_VAR_FALLBACKS = dict(
     config_file="config_file",
     presets="preset",
+    more_presets="more_presets",
     overrides="overrides",
     overrides_file="overrides_file",
     artifact_dir="artifact_dir",
@@ -111,6 +113,13 @@ class ActionModule(PerfscaleAction):
                     # -e name=value is split at whitespace by Ansible: take the whole text as typed
                     args[option] = raw_extra_var(variable) or args[option]
 
+        if args.get("more_presets") not in (None, "", []):
+            # an AWX survey's multiple-choice extras (cpt, rehearsal...): after the presets, in the
+            # configuration's order whatever order the survey answers in
+            document_presets = config_lib.known_presets_in_order(self._document(args)[0])
+            extra = config_lib.parse_preset_names(args["more_presets"], source="more_presets")
+            extra.sort(key=lambda name: document_presets.index(name) if name in document_presets else len(document_presets))
+            args["presets"] = config_lib.parse_preset_names(args.get("presets")) + extra
         launch, launch_record = self._launch(args)
         if launch is not None:
             # a CI comment's presets come after -e preset; -e overrides win over its /var lines

@@ -44,6 +44,12 @@ options:
       - Presets to apply, in order, as a list or a comma-separated string.
         Defaults to the extra-var C(preset).
     type: raw
+  more_presets:
+    description:
+      - More presets applied after O(presets), in the order the configuration lists them (an AWX
+        survey's multiple-select answer - C(cpt), C(rehearsal), C(no_capture)... - whatever order
+        it comes in). Defaults to the extra-var C(more_presets).
+    type: raw
   overrides:
     description:
       - Mapping of dotted keys to values, or a JSON/YAML string of one, applied after

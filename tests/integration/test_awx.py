@@ -85,6 +85,29 @@ def test_a_wrong_survey_answer_fails_the_job_with_one_line(tmp_path):
     assert "unknown preset 'cpu_smokee' (did you mean 'cpu_smoke'?)" in failed[0]["event_data"]["res"]["msg"]
 
 
+def test_a_survey_combines_a_base_preset_with_more_presets(tmp_path):
+    import ansible_runner
+
+    # AWX sends a multiple-select answer as a list, in any order: applied in the configuration's
+    private = _private_data_dir(tmp_path, {"preset": "cpu_smoke", "more_presets": ["no_capture", "rehearsal"],
+                                           "overrides": "", "launch_text": "", "artifact_dir": str(tmp_path / "run")})
+    result = ansible_runner.run(private_data_dir=str(private), project_dir=REPO, playbook="playbooks/benchmark.yml",
+                                envvars={"ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
+                                         "PATH": BIN + os.pathsep + os.environ["PATH"],
+                                         "XDG_DATA_HOME": str(tmp_path / "data")},
+                                quiet=True, ident="job-3", timeout=300)
+    assert (result.status, result.rc) == ("successful", 0), result.stdout.read()[-3000:]
+    assert (tmp_path / "run" / "presets_applied").read_text() == "cpu_smoke\nrehearsal\nno_capture\n"
+    assert not glob.glob(str(tmp_path / "run" / "*__host__capture_environment"))   # no_capture
+    assert not glob.glob(str(tmp_path / "run" / "*__matbenchmarking" / "0*__*" / "output.json"))  # a rehearsal
+    # the survey offers them: the modifiers and the playbook's other presets, never a flow's
+    survey = {t["name"]: t for t in awx.job_templates(_document(), "p", "i")}
+    questions = {q["variable"]: q for q in survey["perfscale llm_serving"]["survey_spec"]["spec"]}
+    assert questions["more_presets"]["type"] == "multiselect" and not questions["more_presets"]["required"]
+    assert {"cpt", "rehearsal", "no_capture", "llm_serving_prometheus"} <= set(questions["more_presets"]["choices"])
+    assert not any(c.startswith("fine_tuning") for c in questions["more_presets"]["choices"])
+
+
 def _document():
     return config_lib.load_config_document(os.path.join(REPO, "config", "config.yaml"))
 

@@ -265,6 +265,13 @@ def known_presets(document):
     return sorted(document.get(PRESETS_SECTION) or {})
 
 
+def known_presets_in_order(document):
+    """The presets of a document (a mapping or a path) in the order it lists them."""
+    if not isinstance(document, dict):
+        document = load_config_document(document)
+    return list(document.get(PRESETS_SECTION) or {})
+
+
 def _unknown_preset_error(name, document, referrer=None):
     known = known_presets(document)
     suggestion = difflib.get_close_matches(name, known, n=1)

@@ -7,7 +7,9 @@
 option names of ``awx.awx.job_template`` (``playbooks/awx_job_templates.yml`` applies them).
 Each has a survey: the preset is a multiple-choice question whose choices come from the
 configuration's ``ci_presets`` (a flow's playbook offers its own ``<flow>_*`` presets, the
-benchmark playbook the others), ``overrides`` takes dotted keys as YAML or JSON, and
+benchmark playbook the others), "More presets" a multiple-select of what may be applied on top
+(``MODIFIER_PRESETS`` - cpt, rehearsal, no_capture, shared_runner - and the playbook's other
+presets: resolve_config's ``more_presets``), ``overrides`` takes dotted keys as YAML or JSON, and
 ``launch_text`` takes a CI comment (``/test job preset...``, ``/var key: value``, ``/only``,
 ``/skip``), all validated by ``resolve_config`` exactly as ``-e`` is.
 """
@@ -44,6 +46,19 @@ def _preset_question(choices, default):
             "default": default, "min": None, "max": None}
 
 
+# presets that adjust a run of any flavour rather than define one: every survey offers them as
+# "more presets", besides the playbook's own
+MODIFIER_PRESETS = ("cpt", "rehearsal", "no_capture", "shared_runner")
+
+
+def _more_presets_question(choices):
+    """A multiple-select of presets applied after the base one (resolve_config's more_presets)."""
+    return {"question_name": "More presets", "question_description": "Applied after the preset, in the "
+            "configuration's order: cpt (a regression gate), rehearsal (list the points only), no_capture...",
+            "variable": "more_presets", "type": "multiselect", "required": False, "choices": list(choices),
+            "default": "", "min": None, "max": None}
+
+
 # the user-facing playbooks: what each asks at launch; `flow` names a flow whose presets it offers
 PLAYBOOKS = {
     "benchmark": {"playbook": "playbooks/benchmark.yml", "presets": "benchmark",
@@ -77,8 +92,8 @@ PLAYBOOKS = {
                     {"question_name": "Command", "question_description": "'group command', e.g. 'cluster capture_state' "
                      "(list: every command)", "variable": "command", "type": "text", "required": True, "default": "",
                      "min": 1, "max": TEXT_MAX},
-                    {"question_name": "Arguments", "question_description": "The command's arguments as YAML or JSON",
-                     "variable": "args", "type": "textarea", "required": False, "default": "{}", "min": 0,
+                    {"question_name": "Parameters", "question_description": "The command's parameters as YAML or "
+                     "JSON (names without the role prefix)", "variable": "params", "type": "textarea", "required": False, "default": "{}", "min": 0,
                      "max": TEXTAREA_MAX},
                     {"question_name": "Cluster", "question_description": "The inventory group of the cluster to reach",
                      "variable": "cluster", "type": "multiplechoice", "required": True, "choices": ["sutest", "driver"],
@@ -115,8 +130,12 @@ def survey_spec(document, playbook):
         choices = preset_choices(document, playbook)
         if not choices:
             raise ConfigError("awx job template %s: the configuration has no preset for it (ci_presets)" % playbook)
-        questions += [_preset_question(choices, _default_preset(choices)), dict(OVERRIDES_QUESTION),
-                      dict(LAUNCH_TEXT_QUESTION)]
+        presets = list((document.get(config_lib.PRESETS_SECTION) or {}))
+        more = [p for p in presets if p in MODIFIER_PRESETS or (p in choices and p != _default_preset(choices))]
+        questions.append(_preset_question(choices, _default_preset(choices)))
+        if more:
+            questions.append(_more_presets_question(more))
+        questions += [dict(OVERRIDES_QUESTION), dict(LAUNCH_TEXT_QUESTION)]
     questions += [dict(q) for q in spec.get("questions", ())]
     return {"name": "perfscale.topsail %s" % playbook, "description": spec["description"], "spec": questions}
 
