@@ -82,11 +82,14 @@ def read_run_id(run_root):
 
 
 LAUNCH_FILE = "launch.yaml"
+# what record_run_config writes only when the run has it
+OPTIONAL_RECORDS = {"overrides": OVERRIDES_FILE, "inventory": INVENTORY_FILE, "launch": LAUNCH_FILE}
 
 
 def record_run_config(run_root, resolved, launch=None, identity=True):
     """Write config.yaml, presets_applied (and overrides) into the run root; only what changed
-    is written (a resume with the same configuration writes nothing). Returns what was written.
+    is written (a resume with the same configuration writes nothing), and the record of overrides
+    the run no longer has is removed. Returns what was written or removed.
     ``identity=False`` (a matrix point's own playbook, part of its parent's run) writes no run.json."""
     artifacts.ensure_dir(run_root)
     written = {}
@@ -110,5 +113,13 @@ def record_run_config(run_root, resolved, launch=None, identity=True):
     for kind, (name, text) in files.items():
         path = artifacts.write_text_if_changed(os.path.join(run_root, name), text)
         if path:
+            written[kind] = path
+    # a run re-launched into the same directory without overrides (inventory ones, a launch
+    # comment) no longer has them: the record of the earlier launch goes, so that the files
+    # beside config.yaml always describe it
+    for kind, name in OPTIONAL_RECORDS.items():
+        path = os.path.join(run_root, name)
+        if kind not in files and os.path.exists(path):
+            os.remove(path)
             written[kind] = path
     return written

@@ -201,3 +201,17 @@ def test_the_fine_tuning_workload_labels_kpis_with_the_job_and_the_platform(tmp_
         assert "CUDA out of memory" in handle.read()
     with open(os.path.join(summary_out["plots_dir"], "fine_tuning_throughput.html"), encoding="utf-8") as handle:
         assert "Training loss" in handle.read()
+
+
+def test_a_relaunch_without_overrides_removes_the_earlier_overrides_record(tmp_path):
+    document = {"tests": {"x": {"a": 1}}}
+    root = str(tmp_path)
+    run_context.record_run_config(root, config_lib.resolve_config(document, overrides={"tests.x.a": 2}))
+    assert os.path.exists(os.path.join(root, "config_overrides.yaml"))
+    written = run_context.record_run_config(root, config_lib.resolve_config(document))
+    assert written["overrides"] == os.path.join(root, "config_overrides.yaml")
+    assert not os.path.exists(os.path.join(root, "config_overrides.yaml"))
+    assert yaml.safe_load(open(os.path.join(root, "config.yaml"), encoding="utf-8"))["tests"]["x"]["a"] == 1
+    # and other overrides replace the record
+    run_context.record_run_config(root, config_lib.resolve_config(document, overrides={"tests.x.a": 3}))
+    assert yaml.safe_load(open(os.path.join(root, "config_overrides.yaml"), encoding="utf-8")) == {"tests.x.a": 3}
