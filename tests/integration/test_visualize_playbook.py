@@ -71,6 +71,14 @@ def test_the_explorer_filters_the_plot_and_its_permalink_restores_the_view(demo_
                                 ".map(e => e.getAttribute('data-dim'))")
         assert {"size", "dtype", "indicator"} <= set(dims)
         assert browser.evaluate(points) == "8"
+        # by default one series per combination of what varies: float32 and float64 never one line,
+        # and no error bar below 0 GFLOP/s
+        names = browser.evaluate("document.getElementById('ex-plot').data.map(function (t) { return t.name; })")
+        assert any("dtype=float32" in n for n in names) and any("dtype=float64" in n for n in names), names
+        assert not any("dtype=float32" in n and "dtype=float64" in n for n in names)
+        assert browser.evaluate("document.getElementById('ex-plot').data.every(function (t) { return !t.error_y || "
+                                "t.y.every(function (y, i) { return y - t.error_y.arrayminus[i] >= 0; }); })") is True
+        assert "(" in browser.evaluate("document.querySelector('#ex-plot .xtitle').textContent")
         # a reader picks dtype=float64: the plot keeps the 3 float64 matmul points, in one trace per indicator
         browser.evaluate("(function(){var el=document.querySelector('#explorer select[data-dim=dtype]');"
                          "el.value='float64'; el.dispatchEvent(new Event('change'));})()")

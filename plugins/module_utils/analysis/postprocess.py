@@ -327,7 +327,7 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
 
     context = reports_lib.ReportContext([e for e in parsed.entries if e.test_dir in parsed.payloads or e.failed],
                                         parsed.payloads, workload.kpis, parsed.tree_warnings, section["title"],
-                                        group_by=workload.report_group_by)
+                                        group_by=workload.report_group_by, setting_units=workload.setting_units)
     notes = header_notes(parsed)
     subtitle = "%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset")
     written = reports_lib.write_reports(plots_dir, context, report_names, workload, subtitle=subtitle, notes=notes)

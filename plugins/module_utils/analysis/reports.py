@@ -94,6 +94,28 @@ def error_bars(data, kpi):
     return column if column in data.columns and data[column].notna().any() else None
 
 
+def error_bar_options(data, kpi):
+    """plotly express options drawing a KPI's ± spread within the quantity's domain: a KPI that is
+    never negative (a rate, a time) gets a lower bar that stops at 0 (``error_y_minus``), never a
+    bar down to -200 GFLOP/s. Adds the ``<kpi>__error_minus`` column to ``data``."""
+    column = error_bars(data, kpi)
+    if column is None:
+        return {}
+    options = {"error_y": column}
+    if (data[kpi].dropna() >= 0).all():
+        minus = column + "_minus"
+        data[minus] = [min(error, value) if not is_missing(error) else error
+                       for error, value in zip(data[column], data[kpi])]
+        options["error_y_minus"] = minus
+    return options
+
+
+def axis_title(column, units):
+    """``column (unit)`` when the unit is known, else the column's name."""
+    unit = (units or {}).get(column)
+    return "%s (%s)" % (column, unit) if unit else column
+
+
 def varying(data, column):
     """Whether a column takes at least two values in ``data`` (unset counts as a value: a line
     must not join a point with threads unset and one with threads=2)."""
@@ -128,7 +150,7 @@ def combination_label(df, columns):
 # plots (each one: DataFrame in, figure out)
 
 
-def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix=""):
+def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix="", units=None):
     """KPI against one factor, one series per combination of the other varying factors.
 
     A numeric factor gives lines (sorted by the factor); a categorical one gives markers only
@@ -141,9 +163,9 @@ def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix="")
     data["combination"] = combination_label(data, others)
     numeric = data[factor].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()
     legend = ", ".join(others) if others else "series"
-    options = dict(x=factor, y=kpi, color="combination", error_y=error_bars(data, kpi),
+    options = dict(x=factor, y=kpi, color="combination", **error_bar_options(data, kpi),
                    hover_data=[c for c in ("test_path",) + tuple(others) if c in data.columns],
-                   labels={kpi: "%s (%s)" % (kpi, unit), factor: factor, "combination": legend},
+                   labels={kpi: "%s (%s)" % (kpi, unit), factor: axis_title(factor, units), "combination": legend},
                    title="%s%s by %s" % (title_prefix, kpi, factor))
     if numeric:
         fig = px.line(data.sort_values(by=[factor]), markers=True, **options)
@@ -191,8 +213,9 @@ def settings_table(settings):
 class ReportContext:
     """What report builders get: entries, payloads, KPI definitions, warnings."""
 
-    def __init__(self, entries, payloads, definitions, warnings, title, group_by=None):
+    def __init__(self, entries, payloads, definitions, warnings, title, group_by=None, setting_units=None):
         self.entries = entries
+        self.setting_units = dict(setting_units or {})
         self.payloads = payloads
         self.definitions = definitions
         self.warnings = warnings
@@ -202,6 +225,10 @@ class ReportContext:
 
     def units(self):
         return {d.name: d.unit for d in self.definitions}
+
+    def axis_units(self):
+        """The unit of every column a plot may put on an axis: the KPIs' and the workload's settings'."""
+        return dict(self.setting_units, **self.units())
 
     def label_names(self):
         """Names of the payloads' labels (the explorer filters by them too)."""
@@ -301,9 +328,16 @@ EXPLORER_SCRIPT = r"""
       if (r[s.kpi] === null || r[s.kpi] === undefined || r[s.x] === undefined) { return false; }
       return Object.keys(s.filters).every(function (k) { return text(r[k]) === s.filters[k]; });
     });
+    // series "*": one per combination of every other dimension that varies among the rows shown
+    var seriesDims = s.series === '*' ? data.dimensions.filter(function (d) {
+      if (d === s.x) { return false; }
+      var seen = {};
+      rows.forEach(function (r) { seen[text(r[d])] = true; });
+      return Object.keys(seen).length > 1;
+    }) : (s.series ? [s.series] : []);
     var groups = {}, order = [];
     rows.forEach(function (r) {
-      var key = s.series ? s.series + '=' + text(r[s.series]) : 'all';
+      var key = seriesDims.length ? seriesDims.map(function (d) { return d + '=' + text(r[d]); }).join(', ') : 'all';
       if (!groups[key]) { groups[key] = []; order.push(key); }
       groups[key].push(r);
     });
@@ -317,15 +351,21 @@ EXPLORER_SCRIPT = r"""
                    y: g.map(function (r) { return r[s.kpi]; }),
                    text: g.map(function (r) { return r.test_path; }), marker: {size: 9}};
       if (g.some(function (r) { return typeof r[errorKey] === 'number'; })) {
-        trace.error_y = {type: 'data', array: g.map(function (r) { return r[errorKey] || 0; }), visible: true};
+        // within the quantity's domain: a value that is never negative gets no bar below 0
+        var nonNegative = rows.every(function (r) { return r[s.kpi] >= 0; });
+        trace.error_y = {type: 'data', symmetric: false, visible: true,
+                         array: g.map(function (r) { return r[errorKey] || 0; }),
+                         arrayminus: g.map(function (r) {
+                           var e = r[errorKey] || 0; return nonNegative ? Math.min(e, r[s.kpi]) : e; })};
       }
       return trace;
     });
     var layout = {height: 440, margin: {l: 60, r: 20, t: 40, b: 50},
-                  title: {text: s.kpi + ' by ' + s.x + (s.series ? ', one series per ' + s.series : '')},
-                  xaxis: {title: {text: s.x}, type: isNumeric ? 'linear' : 'category'},
+                  title: {text: s.kpi + ' by ' + s.x + (seriesDims.length ? ', one series per ' + seriesDims.join(', ') : '')},
+                  xaxis: {title: {text: s.x + (data.units[s.x] ? ' (' + data.units[s.x] + ')' : '')},
+                          type: isNumeric ? 'linear' : 'category'},
                   yaxis: {title: {text: s.kpi + (meta.unit ? ' (' + meta.unit + ')' : '')}},
-                  legend: {title: {text: s.series || ''}}};
+                  legend: {title: {text: seriesDims.join(', ')}}};
     Plotly.react(plot, traces, layout, {displaylogo: false});
     plot.setAttribute('data-points', String(rows.length));
     plot.setAttribute('data-traces', String(traces.length));
@@ -356,7 +396,7 @@ def _plain(value):
     return value
 
 
-def explorer_html(df, kpis, dimensions, definitions):
+def explorer_html(df, kpis, dimensions, definitions, units=None):
     """The explorer's controls, its data (the successful tests' settings, labels and KPI values)
     and its script: choose the KPI, the x axis and the series, filter by any setting or label; the
     URL fragment holds the view (a permalink that restores it). Offline, in the same page."""
@@ -377,19 +417,22 @@ def explorer_html(df, kpis, dimensions, definitions):
                          for v in df[dimension]})
         filters.append("<label>%s <select data-dim='%s'>%s</select></label>" % (
             escape(dimension), escape(dimension), options(values, blank="all")))
-    # the first categorical dimension other than the x axis makes the series (dtype, a model...)
-    categorical = [d for d in dimensions[1:] if not df[d].dropna().map(
-        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()]
-    series = categorical[0] if categorical else (dimensions[1] if len(dimensions) > 1 else "")
+    # by default one series per combination of everything else that varies (dtype and indicator
+    # never merged into one line), as the overview's plots
+    series = [("*", "(every other setting that varies)")] + [(d, d) for d in dimensions]
+    series_options = "".join("<option value='%s'%s>%s</option>" % (
+        escape(v), " selected" if v == "*" else "", escape(label)) for v, label in series)
     controls = ("<div class='controls'><label>KPI <select id='ex-kpi'>%s</select></label> "
                 "<label>x <select id='ex-x'>%s</select></label> "
-                "<label>series <select id='ex-series'>%s</select></label> "
+                "<label>series <select id='ex-series'><option value=''>(none)</option>%s</select></label> "
                 "<a id='ex-permalink' href='#'>permalink</a> <span id='ex-count' class='meta'></span></div>"
                 "<div class='controls'>filters: %s</div>") % (
-        options(kpis), options(dimensions), options(dimensions, selected=series, blank="(none)"), " ".join(filters))
+        options(kpis), options(dimensions), series_options, " ".join(filters))
+    axis_units = {d: (units or {}).get(d) for d in dimensions if (units or {}).get(d)}
     return ("<div id='explorer' class='card'><h2>Explore</h2>%s<div id='ex-plot' class='plot'></div>"
             "<script type='application/json' id='ex-data'>%s</script><script>%s</script></div>") % (
-        controls, _json_for_script({"rows": rows, "kpis": meta}), EXPLORER_SCRIPT)
+        controls, _json_for_script({"rows": rows, "kpis": meta, "dimensions": list(dimensions), "units": axis_units}),
+        EXPLORER_SCRIPT)
 
 
 def matrix_overview(ctx):
@@ -410,7 +453,7 @@ def matrix_overview(ctx):
     dimensions.sort(key=lambda d: (d in labels and d not in ctx.entries_settings_keys(),
                                    not df[d].dropna().map(lambda v: isinstance(v, (int, float))
                                                           and not isinstance(v, bool)).all()))
-    parts.append(explorer_html(df, kpis, dimensions, definitions))
+    parts.append(explorer_html(df, kpis, dimensions, definitions, units=ctx.axis_units()))
     units = ctx.units()
     count = 0
     for value, data in groups:
@@ -424,8 +467,8 @@ def matrix_overview(ctx):
             for factor in factors:
                 count += 1
                 prefix = "%s: " % value if group_by else ""
-                parts.append(figure_html(plot_kpi_by_factor(data, kpi, factor, units[kpi], factors, prefix),
-                                         "overview-%d" % count))
+                parts.append(figure_html(plot_kpi_by_factor(data, kpi, factor, units[kpi], factors, prefix,
+                                                            units=ctx.axis_units()), "overview-%d" % count))
     return "Matrix overview", "".join(parts)
 
 

@@ -67,6 +67,8 @@ class Workload:
             raise WorkloadError("workload %s: DEFAULT_REPORTS names %s, which REPORTS does not define"
                                 % (name, ", ".join(unknown)))
         self.report_group_by = getattr(module, "REPORT_GROUP_BY", None)
+        # the units of the settings a report may plot on an axis ({"size": "n, n x n matrices"})
+        self.setting_units = dict(getattr(module, "SETTING_UNITS", {}))
 
     def source_files(self):
         """The files whose change invalidates the parse cache: the workload's module, its

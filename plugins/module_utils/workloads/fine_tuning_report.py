@@ -24,7 +24,8 @@ def plot_losses(entries):
         if losses:
             fig.add_trace(go.Scatter(x=[r.get("epoch") for r in losses], y=[r["loss"] for r in losses],
                                      mode="lines+markers", name=entry.relative.rsplit("/", 1)[-1]))
-    fig.update_layout(title="Training loss", xaxis_title="epoch", yaxis_title="loss", height=420)
+    fig.update_layout(title="Training loss", xaxis_title="epoch (passes over the dataset)",
+                      yaxis_title="loss (the trainer's, unitless)", height=420)
     return fig if fig.data else None
 
 
@@ -40,7 +41,8 @@ def fine_tuning_report(ctx):
     parts = []
     for number, kpi in enumerate(("train_samples_per_second", "train_runtime", "train_tokens_per_second")):
         if kpi in df and df[kpi].notna().any() and "gpus_total" in df:
-            figure = reports.plot_kpi_by_factor(df, kpi, "gpus_total", units.get(kpi, ""), other_factors=SERIES)
+            figure = reports.plot_kpi_by_factor(df, kpi, "gpus_total", units.get(kpi, ""), other_factors=SERIES,
+                                                units=dict(ctx.axis_units(), gpus_total="GPUs"))
             parts.append(reports.figure_html(figure, "fine-tuning-%d" % number))
     losses = plot_losses([e for e in ctx.entries if not e.failed])
     if losses is not None:

@@ -58,6 +58,11 @@ def configuration_labels(df, columns=CONFIGURATION_COLUMNS):
     return reports_lib.combination_label(df, present), present
 
 
+# the units of the stage columns a plot puts on an axis
+STAGE_UNITS = {"output_token_throughput": "tokens/s", "request_throughput": "requests/s",
+               "input_token_throughput": "tokens/s", "offered": "requests/s", "achieved_rate": "requests/s"}
+
+
 def plot_latency_vs_throughput(df, latency="ttft_p99_ms", throughput="output_token_throughput", columns=CONFIGURATION_COLUMNS):
     """Latency against throughput, one line per configuration, points in offered-load order."""
     import plotly.express as px
@@ -67,7 +72,7 @@ def plot_latency_vs_throughput(df, latency="ttft_p99_ms", throughput="output_tok
     data = data.sort_values(by=["configuration", "offered" if "offered" in data.columns else throughput])
     hover = [c for c in ("test_path", "stage", "name", "load", "offered", "achieved_rate", "client_bound") if c in data.columns]
     fig = px.line(data, x=throughput, y=latency, color="configuration", markers=True, hover_data=hover,
-                  labels={latency: latency.replace("_ms", " (ms)"), throughput: throughput,
+                  labels={latency: latency.replace("_ms", " (ms)"), throughput: reports_lib.axis_title(throughput, STAGE_UNITS),
                           "configuration": ", ".join(present) or "configuration"},
                   title="%s against %s" % (latency, throughput))
     if "client_bound" in data.columns and data["client_bound"].fillna(False).astype(bool).any():

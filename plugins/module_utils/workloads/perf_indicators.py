@@ -43,6 +43,12 @@ REPORTS = {
     "indicator_report": (indicator_report, "Throughput against problem size, by dtype and backend"),
 }
 
+# the units of the settings the reports put on an axis
+SETTING_UNITS = {"size": "n, for n x n matrices", "batch": "samples", "length": "elements", "height": "pixels",
+                 "width": "pixels", "channels": "channels", "filters": "filters", "kernel": "elements",
+                 "stride": "elements", "padding": "elements", "threads": "threads", "reps": "repetitions",
+                 "warmup": "repetitions", "gflop_per_repetition": "GFLOP"}
+
 SHAPE_KEYS = ("size", "batch", "length", "height", "width", "channels", "filters", "kernel", "stride", "padding")
 
 

@@ -17,7 +17,7 @@ SERIES_SETTINGS = ("dtype", "backend", "device", "threads", "batch", "length", "
                    "filters", "kernel", "stride", "padding", "reps")
 
 
-def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=SERIES_SETTINGS, title_prefix=""):
+def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=SERIES_SETTINGS, title_prefix="", units=None):
     """Throughput against problem size, one line per combination of the settings that vary
     (dtype, backend, threads...), with the repetitions' spread as error bars."""
     import plotly.express as px
@@ -27,9 +27,10 @@ def plot_rate_vs_size(df, x, y="rate", unit="GFLOP/s", series=SERIES_SETTINGS, t
     data["series"] = reports.combination_label(data, present)
     data = data.sort_values(by=[x])
     fig = px.line(data, x=x, y=y, color="series", markers=True, log_x=data[x].nunique() > 2,
-                  error_y=reports.error_bars(data, y),
+                  **reports.error_bar_options(data, y),
                   hover_data=[c for c in ("test_path",) if c in data.columns],
-                  labels={y: "%s (%s)" % (y, unit), x: x, "series": ", ".join(present) or "series"},
+                  labels={y: "%s (%s)" % (y, unit), x: reports.axis_title(x, units),
+                          "series": ", ".join(present) or "series"},
                   title="%s%s vs %s" % (title_prefix, y, x))
     fig.update_layout(legend_title_text=", ".join(present) or "series", height=420)
     return fig
@@ -65,7 +66,8 @@ def indicator_report(ctx):
         parts.append("<h2>%s</h2>" % reports.escape(indicator))
         count += 1
         if x is not None and data[x].notna().sum() >= 2 and data["rate"].notna().sum() >= 2:
-            figure = plot_rate_vs_size(data, x, unit=units.get("rate", ""), title_prefix="%s: " % indicator)
+            figure = plot_rate_vs_size(data, x, unit=units.get("rate", ""), title_prefix="%s: " % indicator,
+                                       units=ctx.axis_units())
             parts.append(reports.figure_html(figure, "indicator-%d" % count))
         else:
             parts.append("<p class='meta'>One point only: see the table.</p>")

@@ -159,3 +159,39 @@ def test_failed_count_is_red_only_when_something_failed():
     entries, payloads = make_entries()
     _title, body = r.error_report(r.ReportContext(entries[:1], payloads, [], [], "t"))
     assert "<span class='meta'>0 failed</span>" in body
+
+
+def test_error_bars_stay_within_the_domain_of_a_quantity_that_is_never_negative():
+    # a rate of 40 with a spread of 240 (a loaded machine): its bar goes up by 240 and stops at 0
+    df = DF.assign(rate__error=[240.0, 6.0, 2.5, 3.0], rate=[40.0, 120.0, 50.0, 60.0])
+    for fig in (r.plot_kpi_by_factor(df, "rate", "size", "GFLOP/s", ["size", "dtype"]),
+                perf_report.plot_rate_vs_size(df, "size")):
+        for trace in fig.data:
+            lows = [y - minus for y, minus in zip(trace.y, trace.error_y.arrayminus)]
+            assert min(lows) >= 0, (trace.name, lows)
+        assert max(v for t in fig.data for v in t.error_y.array) == 240.0
+    # a quantity that may be negative (a relative change) keeps symmetric bars
+    signed = DF.assign(rate=[-5.0, 3.0, 2.0, 1.0], rate__error=[10.0, 1.0, 1.0, 1.0])
+    fig = r.plot_kpi_by_factor(signed, "rate", "size", "%", ["size", "dtype"])
+    assert all(trace.error_y.arrayminus is None for trace in fig.data)
+
+
+def test_every_axis_names_its_unit_when_the_workload_gives_it():
+    units = workload_lib.load_workload("perf_indicators").setting_units
+    fig = r.plot_kpi_by_factor(DF, "rate", "size", "GFLOP/s", ["size", "dtype"], units=units)
+    assert fig.layout.xaxis.title.text == "size (n, for n x n matrices)"
+    assert perf_report.plot_rate_vs_size(DF, "size", units=units).layout.xaxis.title.text == \
+        "size (n, for n x n matrices)"
+    from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
+
+    stages = pd.DataFrame([{"output_token_throughput": 100.0 * i, "ttft_p99_ms": 10.0 * i, "model": "m",
+                            "offered": float(i)} for i in range(1, 4)])
+    fig = llm_load_reports.plot_latency_vs_throughput(stages)
+    assert fig.layout.xaxis.title.text == "output_token_throughput (tokens/s)"
+    assert fig.layout.yaxis.title.text == "ttft_p99 (ms)"
+
+
+def test_the_explorers_default_series_is_every_other_setting_that_varies():
+    html_text = r.explorer_html(DF, ["rate"], ["size", "dtype", "indicator"], [], units={"size": "n"})
+    assert "<option value='*' selected>(every other setting that varies)</option>" in html_text
+    assert '"units": {"size": "n"}' in html_text and '"dimensions": ["size", "dtype", "indicator"]' in html_text
