@@ -21,11 +21,12 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := -m pip install --quiet --no-compile
 
-.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s test unit lint sanity integration bench clean help kube-clients kubesim ee-context
+.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
 	@echo "make demo-k8s  run a cluster flow (operator via OLM, workload, capture, cleanup) on kubesim"
+	@echo "make demo-flows  run the fine_tuning and llm_serving flows on kubesim with a local model server"
 	@echo "make test    run all tests (unit, lint, sanity, integration)"
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
@@ -106,6 +107,11 @@ DEMO_K8S_ARGS ?=
 demo-k8s: setup
 	$(BIN)/python -m kubesim.run --profile openshift --time-scale 20 -- \
 	  $(BIN)/ansible-playbook playbooks/cluster_demo.yml $(DEMO_K8S_ARGS)
+
+# the fine_tuning and llm_serving flows on kubesim, with a local model server (tools/demo_flows.py);
+# prints where each flow's artifacts are
+demo-flows: setup
+	$(BIN)/python tools/demo_flows.py $(DEMO_FLOWS_ARGS)
 
 test: setup-test
 	tests/run-all.sh
