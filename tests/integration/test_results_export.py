@@ -228,7 +228,8 @@ def test_regression_fails_the_test_only_when_configured_and_improvements_never_d
                           overrides_for(sqlite_path=database, **{"regression.fail_test_on_regression": True,
                                                                  "export.enabled": False}))
     assert strict.returncode != 0
-    assert "2 new regression(s): 2 regression(s), 0 persisting regression(s), 0 improvement(s)" in strict.flat
+    assert ("2 new regression(s): 2 KPI(s) of 2 entries compared (edivisive): 2 regression(s), 0 persisting "
+            "regression(s), 0 improvement(s)") in strict.flat
     assert "regression_report.html" in strict.flat
     faster = tmp_path / "faster"
     trees.make_tree(str(faster), points=2, rate_scale=1.4)
