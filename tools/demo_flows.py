@@ -40,8 +40,8 @@ def flows():
     wanted = [name for name in os.environ.get("FLOWS", "").split(",") if name]
     unknown = sorted(set(wanted) - {name for name, _preset in FLOWS})
     if unknown:
-        raise SystemExit("demo-flows: FLOWS=%s: expected some of %s" % (",".join(unknown),
-                                                                      ", ".join(name for name, _ in FLOWS)))
+        known = ", ".join(name for name, _preset in FLOWS)
+        raise SystemExit("demo-flows: FLOWS=%s: expected some of %s" % (",".join(unknown), known))
     return [(name, preset) for name, preset in FLOWS if not wanted or name in wanted]
 
 
