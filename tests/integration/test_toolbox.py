@@ -216,3 +216,8 @@ def test_an_unreachable_cluster_is_one_line_naming_it_before_any_work(tmp_path):
             % (port, config)) in run.flat, run.output
     assert len(error_lines(run)) == 1 and "urllib3" not in run.output
     assert not (tmp_path / "run").exists()
+    # a flow checks its cluster first too
+    flow = run_playbook("playbooks/cluster_demo.yml", "-e", "artifact_dir=%s" % (tmp_path / "flow"),
+                        env={"KUBECONFIG": str(config)})
+    assert flow.returncode != 0 and "cluster sutest (https://127.0.0.1:%d" % port in flow.flat, flow.output
+    assert len(error_lines(flow)) == 1 and not (tmp_path / "flow").exists()
