@@ -221,3 +221,18 @@ def test_an_unreachable_cluster_is_one_line_naming_it_before_any_work(tmp_path):
                         env={"KUBECONFIG": str(config)})
     assert flow.returncode != 0 and "cluster sutest (https://127.0.0.1:%d" % port in flow.flat, flow.output
     assert len(error_lines(flow)) == 1 and not (tmp_path / "flow").exists()
+
+
+def test_the_command_list_is_one_line_per_command_and_a_group_lists_its_own(tmp_path):
+    listing = toolbox(tmp_path / "list", "-e", "command=list")
+    assert listing.returncode == 0, listing.output
+    lines = listing.output.splitlines()
+    # one line each, never wrapped by the result format
+    assert any(line.startswith("cluster apply_manifests ") and line.endswith("and wait for Kubernetes manifests")
+               for line in lines), listing.output
+    assert any(line.startswith("busy_cluster ") and "not provided (6 commands)" in line for line in lines)
+    group = toolbox(tmp_path / "group", "-e", "command=nfd")
+    assert group.returncode == 0, group.output
+    assert [line.split()[:2] for line in group.output.splitlines() if line.startswith("nfd ")] == [
+        ["nfd", "has_gpu_nodes"], ["nfd", "has_labels"], ["nfd", "wait_gpu_nodes"], ["nfd", "wait_labels"]]
+    assert not (tmp_path / "list").exists() and not (tmp_path / "group").exists()
