@@ -221,6 +221,13 @@ def test_an_unreachable_cluster_is_one_line_naming_it_before_any_work(tmp_path):
                         env={"KUBECONFIG": str(config)})
     assert flow.returncode != 0 and "cluster sutest (https://127.0.0.1:%d" % port in flow.flat, flow.output
     assert len(error_lines(flow)) == 1 and not (tmp_path / "flow").exists()
+    # and a matrix whose points run as Jobs on the driver cluster, before any point runs
+    overrides = json.dumps({"overrides": {"tests.benchmark.executor": "kubernetes"}})
+    matrix = run_playbook("playbooks/benchmark.yml", "-e", "preset=cpu_smoke", "-e", overrides,
+                          "-e", "artifact_dir=%s" % (tmp_path / "matrix"), env={"KUBECONFIG": str(config)})
+    assert matrix.returncode != 0 and "cluster driver (https://127.0.0.1:%d" % port in matrix.flat, matrix.output
+    assert len(error_lines(matrix)) == 1
+    assert not list((tmp_path / "matrix").glob("*__matbenchmarking"))
 
 
 def test_the_command_list_is_one_line_per_command_and_a_group_lists_its_own(tmp_path):

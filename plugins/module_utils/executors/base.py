@@ -70,6 +70,12 @@ class Executor:
         """The executor for a benchmark section; by default it needs only the environment."""
         return cls(base_env=base_env)
 
+    @classmethod
+    def cluster_role(cls, section):
+        """The cluster role (sutest, driver) whose API the executor reaches for this section, checked
+        before any point runs; None (the default) when it reaches no cluster."""
+        return None
+
     def start(self, point, command, directory):
         raise NotImplementedError
 

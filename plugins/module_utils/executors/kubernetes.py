@@ -301,6 +301,10 @@ class KubernetesExecutor(base.Executor):
         self._namespace_ready = False
 
     @classmethod
+    def cluster_role(cls, section):
+        return dict(DEFAULTS, **(section.get("kubernetes") or {}))["cluster"]
+
+    @classmethod
     def from_section(cls, section, base_env=None, connections=None):
         settings = dict(DEFAULTS, **(section.get("kubernetes") or {}))
         return cls(settings, connection=(connections or {}).get(settings["cluster"]), base_env=base_env,

@@ -7,7 +7,8 @@
 with the connection options of a cluster (``kubeconfig``, ``context`` from the inventory, see
 ``clusters.py``), else with the standard environment (``K8S_AUTH_HOST``,
 ``K8S_AUTH_KUBECONFIG``, ``KUBECONFIG`` - a list of files, merged as kubectl does -,
-``K8S_AUTH_CONTEXT``, else ``~/.kube/config``). ``check(server)`` opens a TCP connection to it
+``K8S_AUTH_CONTEXT``, else ``~/.kube/config``, else the in-cluster service account of a pod).
+``check(server)`` opens a TCP connection to it
 (or to the cluster's ``proxy-url``) within a timeout: a name that does not resolve, a refused
 connection or no answer is one line with the reason. Nothing is sent: credentials are the
 modules' business, and a cluster that answers with 401 is reachable.
@@ -44,6 +45,13 @@ def _named(document, key):
     return {item.get("name"): item.get(key[:-1]) or {} for item in document.get(key) or () if isinstance(item, dict)}
 
 
+def _expand(path, environ):
+    """``~`` of a path with the given environment's HOME (the process's when it has none)."""
+    if path.startswith("~/") and environ.get("HOME"):
+        return os.path.join(environ["HOME"], path[2:])
+    return os.path.expanduser(path)
+
+
 def server_of(options, environ=None, cluster="sutest"):
     """The ``Target`` a kubernetes client reaches for a cluster role; ClusterError when no kubeconfig
     says it (the message names the cluster role and the files looked at)."""
@@ -59,8 +67,12 @@ def server_of(options, environ=None, cluster="sutest"):
         source = "KUBECONFIG=%s" % environ["KUBECONFIG"]
     else:
         paths, source = ["~/.kube/config"], "~/.kube/config"
-    paths = [os.path.expanduser(p) for p in paths]
+    paths = [_expand(p, environ) for p in paths]
     existing = [p for p in paths if os.path.isfile(p)]
+    if not existing and not options.get("kubeconfig") and environ.get("KUBERNETES_SERVICE_HOST"):
+        # in a pod (an AWX execution environment, a point's Job): the service account's cluster
+        host, port = environ["KUBERNETES_SERVICE_HOST"], environ.get("KUBERNETES_SERVICE_PORT", "443")
+        return Target("https://%s:%s" % ("[%s]" % host if ":" in host else host, port), "the in-cluster service account")
     if not existing:
         raise ClusterError("cluster %s: no kubeconfig to reach it (%s: no such file); set the inventory's "
                            "perfscale_kubeconfig or KUBECONFIG" % (cluster, source))

@@ -50,3 +50,17 @@ def test_a_refused_connection_is_the_reason_and_a_listening_server_answers():
     assert reachability.unreachable_message("sutest", target, reason) == (
         "cluster sutest (https://127.0.0.1:%d, from KUBECONFIG=/k, context a) is unreachable: connection refused on "
         "127.0.0.1:%d" % (port, port))
+
+
+def test_in_a_pod_without_a_kubeconfig_the_service_accounts_cluster_is_the_target():
+    target = reachability.server_of({}, {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443",
+                                         "HOME": "/nonexistent"})
+    assert (target.url, target.source) == ("https://10.0.0.1:443", "the in-cluster service account")
+
+
+def test_the_executors_say_which_cluster_they_reach():
+    from ansible_collections.perfscale.topsail.plugins.module_utils import executors
+
+    assert executors.executor_class("kubernetes").cluster_role({}) == "driver"
+    assert executors.executor_class("kubernetes").cluster_role({"kubernetes": {"cluster": "sutest"}}) == "sutest"
+    assert executors.executor_class("local").cluster_role({}) is None
