@@ -121,6 +121,10 @@ LOCAL_COMMANDS = {
     "host capture_environment": None,
     "llm_load_test run": None,
     "llm_load run": "url",
+    # given a Prometheus URL, these talk to it directly (else to the cluster's Prometheus pod)
+    "cluster reset_prometheus_db": "prometheus_url",
+    "cluster query_prometheus_db": "prometheus_url",
+    "cluster dump_prometheus_db": "prometheus_url",
 }
 
 

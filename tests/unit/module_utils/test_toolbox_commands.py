@@ -79,3 +79,13 @@ def test_a_group_lists_its_commands_and_a_typo_is_matched_within_its_group():
         toolbox.resolve(ROLES, "clustr")
     with pytest.raises(CommandArgsError, match=r"'busy_cluster create_namespace' is not provided: a deprecated"):
         toolbox.resolve(ROLES, "busy_cluster create_namespace")
+
+
+def test_which_commands_reach_a_cluster():
+    assert toolbox.needs_cluster("cluster capture_state", {})
+    assert not toolbox.needs_cluster("host capture_environment", {})
+    assert toolbox.needs_cluster("llm_load run", {}) and not toolbox.needs_cluster("llm_load run", {"url": "http://x"})
+    assert not toolbox.needs_cluster("cluster reset_prometheus_db", {"prometheus_url": "http://prom:9090"})
+    assert toolbox.needs_cluster("cluster reset_prometheus_db", {})
+    # the configuration may supply the parameter that makes it local: not asked for then
+    assert not toolbox.needs_cluster("cluster query_prometheus_db", {}, from_config=True)
