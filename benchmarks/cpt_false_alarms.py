@@ -62,7 +62,7 @@ SETTINGS = {
 
 def burners(count, limit_s):
     program = "import time\nend = time.time() + %d\nwhile time.time() < end:\n    pass\n" % limit_s
-    return [subprocess.Popen([sys.executable, "-c", program]) for _ in range(count)]
+    return [subprocess.Popen([sys.executable, "-c", program]) for _index in range(count)]
 
 
 def run_round(root, presets):

@@ -79,7 +79,7 @@ class ActionModule(PerfscaleAction):
         checked = command_args_lib.check_parameters(command, role, parameters, options, defined=task_vars,
                                                     check_required=not args["from_config"])
         result.update(changed=False, action="run", command=command, role=role,
-                      args={name: checked[name] for name in parameters},
+                      args=checked,
                       needs_cluster=toolbox.needs_cluster(command, checked, from_config=args["from_config"]),
                       msg="toolbox command %s" % command)
         return result

@@ -80,7 +80,7 @@ class CpuBurner:
         import time
 
         program = "import os, time\nos.nice(19)\nend = time.time() + %d\nwhile time.time() < end:\n    pass\n" % self.limit_s
-        self.processes = [subprocess.Popen([sys.executable, "-c", program]) for _ in range(self.count)]
+        self.processes = [subprocess.Popen([sys.executable, "-c", program]) for _index in range(self.count)]
         deadline = time.time() + self.settle_s
         while os.getloadavg()[0] / (os.cpu_count() or 1) <= self.load_per_cpu and time.time() < deadline:
             time.sleep(1)

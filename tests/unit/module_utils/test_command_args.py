@@ -166,3 +166,12 @@ def test_extra_vars_named_like_parameters_are_taken_and_near_misses_refused():
         ca.parameters_from_extra_vars("cluster capture_state", "cluster_capture_state", options, {"namespace": "a"})
     with pytest.raises(errors.CommandArgsError, match="-e namespaces: expected JSON/YAML text"):
         ca.parameters_from_extra_vars("cluster capture_state", "cluster_capture_state", options, {"namespaces": "[a, "})
+
+
+def test_a_reference_parameter_name_is_taken_under_its_option():
+    options = ca.role_argument_options(ROLES, "gpu_operator_deploy_from_operatorhub")
+    checked = ca.check_parameters("gpu_operator deploy_from_operatorhub", "gpu_operator_deploy_from_operatorhub",
+                                  {"installPlan": "Automatic"}, options)
+    assert checked == {"installplan": "Automatic"}
+    assert ca.role_variables("gpu_operator_deploy_from_operatorhub", checked, options) == {
+        "gpu_operator_deploy_from_operatorhub_installplan": "Automatic"}
