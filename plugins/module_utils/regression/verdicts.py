@@ -372,8 +372,7 @@ def analyse(payloads, store, settings, workload_name):
     split_of = {}
     for (item, name), history, other_machines in zip(lookups, histories, elsewhere):
         split = baselines.Split(history, forgotten, policy, needed)
-        split.elsewhere = other_machines
-        split_of[(id(item), name)] = split
+        split_of[(id(item), name)] = (split, other_machines)
         for key, count in split.left_out.items():
             summary["excluded_from_baselines"][key] += count
     for item in analysed:
@@ -402,7 +401,7 @@ def analyse(payloads, store, settings, workload_name):
                             "history_points": primary_evidence["history_points"], "current": kpi["value"]}
                 history = []
             else:
-                split = split_of[(id(item), name)]
+                split, other_machines = split_of[(id(item), name)]
                 history = split.baseline
                 verdict, evidence = judge(history, kpi["value"], kpi["higher_is_better"], method, options,
                                           settings["short_history_threshold"], settings["short_history_max_pvalue"])
@@ -413,7 +412,7 @@ def analyse(payloads, store, settings, workload_name):
                     evidence["uncertainty"] = run_uncertainty
                     verdict = within_run_spread(verdict, evidence)
                 if verdict == "not_enough_history":
-                    evidence["no_history_reason"] = _no_history_reason(split, split.elsewhere)
+                    evidence["no_history_reason"] = _no_history_reason(split, other_machines)
                     summary["without_history"][evidence["no_history_reason"]] += 1
                 judged[name] = (verdict, evidence)
                 summary["kpis_analysed"] += 1
