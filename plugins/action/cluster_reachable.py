@@ -29,11 +29,7 @@ class ActionModule(PerfscaleAction):
                                    % (cluster, ", ".join(clusters.CLUSTER_ROLES)))
             options = clusters.inventory_connection_options(task_vars.get("groups"), task_vars.get("hostvars"),
                                                             cluster, template=self._templar.template)
-            target = reachability.server_of(options, cluster=cluster)
-            reason = reachability.check(target, timeout=args["timeout"])
-            if reason:
-                raise ClusterError(reachability.unreachable_message(cluster, target, reason))
-            servers[cluster] = target.url
+            servers[cluster] = reachability.require_reachable(cluster, options, timeout=args["timeout"]).url
         result.update(changed=False, servers=servers,
                       msg="; ".join("cluster %s: %s answers" % item for item in servers.items()))
         return result

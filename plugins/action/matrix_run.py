@@ -14,7 +14,6 @@ from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import Pe
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
-from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import reachability
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
@@ -70,10 +69,7 @@ class ActionModule(PerfscaleAction):
         # an executor that runs points on a cluster: it answers, before any point runs, or one line
         role = executors.executor_class(executor).cluster_role(plan.section)
         if role and not plan.section.get("rehearsal"):
-            target = reachability.server_of(self._cluster_connections(task_vars)[role], cluster=role)
-            reason = reachability.check(target)
-            if reason:
-                raise ClusterError(reachability.unreachable_message(role, target, reason))
+            reachability.require_reachable(role, self._cluster_connections(task_vars)[role])
         if args["status_only"]:
             dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
             state = benchmark.status(plan, dest if dest and os.path.isdir(dest) else None)

@@ -126,3 +126,13 @@ def check(target, timeout=5.0):
 def unreachable_message(cluster, target, reason):
     return "cluster %s (%s%s, from %s) is unreachable: %s" % (
         cluster, target.url, " through proxy %s" % target.proxy if target.proxy else "", target.source, reason)
+
+
+def require_reachable(cluster, options, timeout=5.0, environ=None):
+    """The ``Target`` of a cluster role (its inventory ``options``), after a TCP connection to it
+    opened; ClusterError with ``unreachable_message`` when it does not."""
+    target = server_of(options, environ, cluster=cluster)
+    reason = check(target, timeout=timeout)
+    if reason:
+        raise ClusterError(unreachable_message(cluster, target, reason))
+    return target

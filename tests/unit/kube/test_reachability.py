@@ -64,3 +64,15 @@ def test_the_executors_say_which_cluster_they_reach():
     assert executors.executor_class("kubernetes").cluster_role({}) == "driver"
     assert executors.executor_class("kubernetes").cluster_role({"kubernetes": {"cluster": "sutest"}}) == "sutest"
     assert executors.executor_class("local").cluster_role({}) is None
+
+
+def test_require_reachable_gives_the_target_or_the_one_line(tmp_path):
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        port = listening.getsockname()[1]
+        config = kubeconfig(tmp_path / "k", {"a": "https://127.0.0.1:%d" % port}, current="a")
+        assert reachability.require_reachable("sutest", {"kubeconfig": config}).url == "https://127.0.0.1:%d" % port
+    with pytest.raises(ClusterError, match=r"cluster sutest \(https://127.0.0.1:%d, from kubeconfig .*\) is "
+                                           r"unreachable: connection refused" % port):
+        reachability.require_reachable("sutest", {"kubeconfig": config}, timeout=2)
