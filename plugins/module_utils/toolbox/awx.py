@@ -93,8 +93,8 @@ PLAYBOOKS = {
                      "(list: every command)", "variable": "command", "type": "text", "required": True, "default": "",
                      "min": 1, "max": TEXT_MAX},
                     {"question_name": "Parameters", "question_description": "The command's parameters as YAML or "
-                     "JSON (names without the role prefix)", "variable": "params", "type": "textarea", "required": False, "default": "{}", "min": 0,
-                     "max": TEXTAREA_MAX},
+                     "JSON (names without the role prefix)", "variable": "params", "type": "textarea",
+                     "required": False, "default": "{}", "min": 0, "max": TEXTAREA_MAX},
                     {"question_name": "Cluster", "question_description": "The inventory group of the cluster to reach",
                      "variable": "cluster", "type": "multiplechoice", "required": True, "choices": ["sutest", "driver"],
                      "default": "sutest", "min": None, "max": None}]},
@@ -130,9 +130,10 @@ def survey_spec(document, playbook):
         choices = preset_choices(document, playbook)
         if not choices:
             raise ConfigError("awx job template %s: the configuration has no preset for it (ci_presets)" % playbook)
+        default = _default_preset(choices)
         presets = list((document.get(config_lib.PRESETS_SECTION) or {}))
-        more = [p for p in presets if p in MODIFIER_PRESETS or (p in choices and p != _default_preset(choices))]
-        questions.append(_preset_question(choices, _default_preset(choices)))
+        more = [p for p in presets if p in MODIFIER_PRESETS or (p in choices and p != default)]
+        questions.append(_preset_question(choices, default))
         if more:
             questions.append(_more_presets_question(more))
         questions += [dict(OVERRIDES_QUESTION), dict(LAUNCH_TEXT_QUESTION)]
