@@ -117,3 +117,7 @@ class ClusterError(PerfscaleError):
 
 class OlmError(ClusterError):
     """A package, channel, version or example the operator catalog does not offer."""
+
+
+class CapacityError(PerfscaleError):
+    """A capacity plan's input is invalid: unknown GPU or architecture, a parallelism the model cannot take."""

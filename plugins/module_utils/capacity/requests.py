@@ -1,0 +1,206 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What one point of a flow's matrix asks of the cluster, planned before anything is deployed.
+
+A flow's matrix section says how its points are planned (``tests.<flow>.benchmark.capacity``):
+``request`` names an entry of ``REQUESTS`` (how a point's settings become GPUs and a memory plan),
+``model_key`` the configuration's ``{name, source}`` mapping of the model. ``PointPlanner.plan_point``
+takes a point's effective configuration (the point's settings written under the harness's
+``settings_key``) and returns its verdict: the GPUs it asks for, the memory plan, the placement on
+the cluster's GPU nodes, and ``skip`` with a one-line ``reason`` when it cannot fit or be placed.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import architectures
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import gpus as gpu_table
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import memory
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import models
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import placement
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import training
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
+
+PLAN_FILE = "capacity_plan.json"
+SKIPPED_FILE = "SKIPPED"
+
+# vLLM's command-line options the serving plan reads from a point's runtime arguments
+VLLM_OPTIONS = {
+    "--tensor-parallel-size": "tensor_parallel_size", "-tp": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size", "-pp": "pipeline_parallel_size",
+    "--max-model-len": "max_model_len", "--max-num-seqs": "max_num_seqs",
+    "--max-num-batched-tokens": "max_num_batched_tokens", "--gpu-memory-utilization": "gpu_memory_utilization",
+    "--kv-cache-dtype": "kv_cache_dtype", "--dtype": "dtype", "--quantization": "quantization", "-q": "quantization",
+}
+NUMERIC = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "max_model_len": int, "max_num_seqs": int,
+           "max_num_batched_tokens": int, "gpu_memory_utilization": float}
+
+
+def vllm_options(arguments):
+    """The planner's parameters among vLLM's command-line ``arguments`` (``--name=value`` or ``--name value``)."""
+    if isinstance(arguments, str):
+        arguments = arguments.split()
+    found, items = {}, [str(a) for a in arguments or ()]
+    index = 0
+    while index < len(items):
+        item = items[index]
+        name, has_value, value = item.partition("=")
+        if name in VLLM_OPTIONS:
+            if not has_value:
+                if index + 1 >= len(items):
+                    raise CapacityError("runtime argument %s: expected a value after it" % name)
+                value = items[index + 1]
+                index += 1
+            key = VLLM_OPTIONS[name]
+            try:
+                found[key] = NUMERIC[key](value) if key in NUMERIC else value
+            except ValueError:
+                raise CapacityError("runtime argument %s=%s: expected a number" % (name, value)) from None
+        index += 1
+    return found
+
+
+def _number(settings, key, default, kind=int):
+    value = settings.get(key, default)
+    if value is None:
+        return default
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise CapacityError("setting %s=%r: expected a number" % (key, value)) from None
+
+
+class ServingRequest:
+    """A vLLM InferenceService point (``kserve deploy_model``): ``replicas`` pods of ``gpu_count`` GPUs,
+    tensor parallelism ``--tensor-parallel-size`` (else every GPU of the pod) and vLLM's options from
+    ``runtime_args``."""
+
+    name = "llm_serving"
+
+    def gpus(self, settings):
+        return _number(settings, "gpu_count", 1), _number(settings, "replicas", 1)
+
+    def memory_plan(self, settings, shape, gpu_memory_gib):
+        options = vllm_options(settings.get("runtime_args"))
+        gpu_count, _replicas = self.gpus(settings)
+        pp = options.get("pipeline_parallel_size", 1)
+        tp = options.get("tensor_parallel_size") or max(1, gpu_count // max(pp, 1))
+        if tp * pp > gpu_count:
+            raise CapacityError("runtime_args ask for %d GPUs (tensor %d x pipeline %d), the pod gets gpu_count %d"
+                                % (tp * pp, tp, pp, gpu_count))
+        request = memory.ServingRequest(
+            shape, gpu_memory_gib, tensor_parallel_size=tp, pipeline_parallel_size=pp,
+            max_model_len=options.get("max_model_len"), max_num_seqs=options.get("max_num_seqs"),
+            max_num_batched_tokens=options.get("max_num_batched_tokens"),
+            gpu_memory_utilization=options.get("gpu_memory_utilization"), kv_cache_dtype=options.get("kv_cache_dtype"),
+            dtype=options.get("dtype"), quantization=options.get("quantization"))
+        return memory.plan(request)
+
+
+class TrainingRequest:
+    """A fine-tuning PyTorchJob point (``fine_tuning run_fine_tuning_job``): ``pod_count`` pods of ``gpu``
+    GPUs, FSDP over all of them, the batch size and sequence length of its hyper-parameters."""
+
+    name = "fine_tuning"
+
+    def gpus(self, settings):
+        return _number(settings, "gpu", 1), _number(settings, "pod_count", 1)
+
+    def memory_plan(self, settings, shape, gpu_memory_gib):
+        per_pod, pods = self.gpus(settings)
+        hyper = settings.get("hyper_parameters") or {}
+        return training.plan(shape, gpu_memory_gib, per_pod * pods,
+                             batch_size=_number(hyper, "per_device_train_batch_size", 1),
+                             max_seq_length=_number(hyper, "max_seq_length", 1024),
+                             peft_method=hyper.get("peft_method") or "none",
+                             lora_rank=_number(hyper, "r", None) if hyper.get("r") is not None else None)
+
+
+# how a point of a flow asks for GPUs and memory (tests.<flow>.benchmark.capacity.request)
+REQUESTS = {cls.name: cls for cls in (ServingRequest, TrainingRequest)}
+
+
+def request_names():
+    return sorted(REQUESTS)
+
+
+class PointPlanner:
+    """Plans the points of one matrix. ``options``: the matrix section's ``capacity``; ``nodes``: the
+    cluster's nodes (``kube/environment.node_summary``), None when no cluster was read."""
+
+    def __init__(self, options, settings_key, nodes=None, online=None, model_loader=models.model_config):
+        name = options.get("request")
+        if name not in REQUESTS:
+            raise CapacityError("capacity.request %r: expected one of %s" % (name, ", ".join(request_names())))
+        self.options = options
+        self.request = REQUESTS[name]()
+        self.settings_key = settings_key
+        self.nodes = nodes
+        self.online = options.get("online", True) if online is None else online
+        self._load = model_loader
+        self._shapes = {}
+
+    def model_source(self, config):
+        """The model a point serves or trains, as the configuration names it (``model_key``'s source or name)."""
+        if not self.options.get("model_key"):
+            return None
+        model = config_lib.get_dotted(config, self.options["model_key"], None)
+        if isinstance(model, dict):
+            return model.get("source") or model.get("name")
+        return model if isinstance(model, str) else None
+
+    def _model(self, config):
+        path = self.options.get("model_config")
+        source = None if path else self.model_source(config)
+        key = path or source
+        if key not in self._shapes:
+            loaded, provenance = self._load(model=source, path=path, online=self.online)
+            self._shapes[key] = (architectures.shape_of(loaded, "model %s" % (path or source)), provenance, source)
+        return self._shapes[key]
+
+    def _gpu(self, settings):
+        """(product, memory GiB, how it was chosen) of the GPU a point runs on."""
+        product = settings.get("gpu_product") or self.options.get("gpu")
+        if self.options.get("gpu_memory_gib"):
+            return product, float(self.options["gpu_memory_gib"]), "capacity.gpu_memory_gib"
+        if not product and self.nodes:
+            found = placement.products(self.nodes)
+            if found:
+                product = found[0]
+        if not product:
+            return None, None, None
+        memory_gib, how = gpu_table.product_memory(product)
+        return product, memory_gib, how
+
+    def plan_point(self, config, settings):
+        """The verdict of one point: ``{"skip", "reason", "gpus", "gpus_per_pod", "pods", "memory",
+        "placement", "gpu_product"}`` (JSON-ready). CapacityError for input that cannot be planned."""
+        point = config_lib.get_dotted(config, self.settings_key, None) or {}
+        per_pod, pods = self.request.gpus(point)
+        verdict = {"skip": False, "reason": "", "gpus": per_pod * pods, "gpus_per_pod": per_pod, "pods": pods,
+                   "memory": None, "placement": None, "gpu_product": None,
+                   "model": models.model_id(self.model_source(config)) or self.model_source(config)}
+        reasons = []
+        product, gpu_memory_gib, how = self._gpu(settings)
+        verdict["gpu_product"] = product
+        if per_pod > 0 and gpu_memory_gib:
+            shape, provenance, source = self._model(config)
+            plan = self.request.memory_plan(point, shape, gpu_memory_gib)
+            plan.update(gpu=product, gpu_memory_source=how, model_id=source, model_config_source=provenance)
+            verdict["memory"] = plan
+            if not plan["feasible"]:
+                reasons.append("does not fit on %s: %s" % (product or "the GPU", plan["reason"]))
+        elif per_pod > 0:
+            verdict["memory_note"] = "no memory plan: no GPU product known (no GPU node read, capacity.gpu unset)"
+        if self.nodes is not None and self.options.get("check_placement", True):
+            placed = placement.place(self.nodes, per_pod, pods, product=settings.get("gpu_product"))
+            verdict["placement"] = placed
+            if not placed["placeable"]:
+                reasons.append("cannot be placed: %s" % placed["reason"])
+        if reasons:
+            verdict.update(skip=bool(self.options.get("skip_infeasible", True)), reason="; ".join(reasons))
+        else:
+            verdict["reason"] = (verdict["memory"] or {}).get("reason") or (verdict["placement"] or {}).get("reason") \
+                or verdict.get("memory_note") or "nothing to check"
+        return verdict
