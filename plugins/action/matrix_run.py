@@ -24,6 +24,7 @@ ARGUMENT_SPEC = dict(
     rehearsal=dict(type="bool"),
     dest=dict(type="path"),
     status_only=dict(type="bool", default=False),
+    capacity_nodes=dict(type="list", elements="dict"),
 )
 
 
@@ -85,13 +86,25 @@ class ActionModule(PerfscaleAction):
             return result
 
         rehearsal = plan.section["rehearsal"] if args.get("rehearsal") is None else args["rehearsal"]
+        # every point planned before anything is deployed: what it asks, whether it fits and can be placed,
+        # and what the matrix will cost from the history of earlier points
+        capacity = benchmark.plan_capacity(plan, config, args.get("capacity_nodes"))
+        estimate = None
+        if capacity is not None:
+            estimate = benchmark.estimate_cost_from_store(plan, capacity, config)
+            result.update(capacity_estimate=estimate["totals"], capacity_line=estimate["line"])
         if rehearsal or self._task.check_mode:
-            listing = benchmark.rehearse(plan)
+            listing = benchmark.rehearse(plan, capacity, estimate)
             for entry in listing:
-                display.display("rehearsal: %s %s" % (entry["directory"], entry["settings"]))
+                display.display(benchmark.rehearsal_line(entry))
+            if estimate is not None:
+                display.display("rehearsal: %s" % estimate["line"])
             result.update(changed=False, rehearsal=True, total=len(listing), points=listing,
-                          msg="rehearsal: %d point(s) would run; nothing was run" % len(listing))
+                          msg="rehearsal: %d point(s) would run; nothing was run%s" % (
+                              len(listing), "; %s" % estimate["line"] if estimate else ""))
             return result
+        if estimate is not None:
+            display.display("matrix %s: %s" % (plan.section["name"], estimate["line"]))
 
         dest = args.get("dest") or task_vars.get("perfscale_artifact_dir") or task_vars.get("perfscale_run_root")
         if not dest:
@@ -123,7 +136,10 @@ class ActionModule(PerfscaleAction):
 
         summary = benchmark.run_benchmark(plan, dest, on_progress=show, controller_alive=controller_alive,
                                           env=self._child_environment(task_vars),
-                                          connections=self._cluster_connections(task_vars))
+                                          connections=self._cluster_connections(task_vars),
+                                          capacity=capacity, estimate=estimate)
+        for entry in summary.get("infeasible_points") or ():
+            display.display("skipped before deploy: %s: %s" % (entry["name"], entry["reason"]))
         if summary.get("rendered_only"):
             rendered = summary["rendered"]
             result.update(changed=True, rehearsal=False, rendered_only=True, summary=summary,
@@ -141,9 +157,11 @@ class ActionModule(PerfscaleAction):
             matrix_dir=summary["matrix_dir"],
             failed_points=summary["failed_points"],
             fail_on_point_failure=plan.section["fail_on_point_failure"],
-            msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d not run%s"
+            infeasible_points=summary.get("infeasible_points") or [],
+            msg="matrix %s: %d point(s), %d succeeded, %d failed, %d skipped (already done), %d skipped before deploy "
+                "(cannot fit or be placed), %d not run%s"
                 % (summary["matrix_dir"], summary["total"], summary["succeeded"], summary["failed"],
-                   summary["skipped"], summary["not_run"],
+                   summary["skipped"], summary.get("infeasible", 0), summary["not_run"],
                    " (PipelineRun %s: %s)" % (summary["pipelinerun"], summary.get("pipelinerun_reason"))
                    if summary.get("pipelinerun") else ""),
         )

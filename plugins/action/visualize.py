@@ -46,9 +46,13 @@ class ActionModule(PerfscaleAction):
             if export_lib.read_export(config)["enabled"]:
                 # the Prometheus KPIs travel with the KPIs (their labels are the KPIs' plus query and series)
                 parts = [{"kind": "prom", "file": summary["prom_kpi_records_file"]}] if summary["prom_kpi_records"] else []
+                label_fields = summary["prom_label_fields"] if parts else summary["label_fields"]
+                # each point's wall time travels too: what later rehearsals estimate a matrix's cost from
+                if summary.get("point_records"):
+                    parts.append({"kind": "point", "file": summary["point_records_file"]})
                 result["perfscale_export"] = export_lib.make_bundle(
                     "kpi", summary["kpi_records_file"], config, task_vars.get("perfscale_run_root") or results_dir,
-                    summary["prom_label_fields"] if parts else summary["label_fields"], parts)
+                    label_fields, parts)
         if summary["strict_gaps"]:
             result.update(failed=True, msg="strict mode: %d test(s) lack KPI data: %s" % (
                 len(summary["strict_gaps"]), "; ".join(summary["strict_gaps"])))

@@ -37,6 +37,12 @@ description:
     left) is shown while it runs and written to C(progress.json).
   - Failed points do not fail the task; RV(failed_points) lists them so that the
     play can post-process first and decide at the end.
+  - With the section's C(capacity.enabled), every point is planned first (docs/capacity.md) - the
+    memory it needs per GPU and whether its pods can be placed on O(capacity_nodes) - and a point
+    that cannot fit or be placed is skipped before anything is deployed - C(SKIPPED) and
+    C(capacity_plan.json) in its directory, RV(infeasible_points). What the matrix will cost (points,
+    GPUs, estimated time and GPU-hours from earlier points in the results store) is shown and kept in
+    the matrix directory as C(cost_estimate.json); a rehearsal lists it per point.
   - Runs on the controller (action plugin); the whole matrix is one task.
 author:
   - perfscale.topsail developers (@perfscale)
@@ -62,6 +68,13 @@ options:
         newest plots directory post-processed every finished point (RV(nothing_to_do)).
     type: bool
     default: false
+  capacity_nodes:
+    description:
+      - The cluster's nodes as M(perfscale.topsail.k8s_environment) summarises them (its C(nodes.json)),
+        for the placement of each point when the section's C(capacity.enabled) is true. Omitted, the
+        placement is not checked and the GPU product comes from C(capacity.gpu).
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
@@ -111,6 +124,20 @@ failed_points:
   returned: when not rehearsal
   type: list
   elements: dict
+infeasible_points:
+  description: Name, directory and reason of every point skipped before deploy (it cannot fit or be placed).
+  returned: when not rehearsal
+  type: list
+  elements: dict
+capacity_estimate:
+  description: What the matrix will cost - points, skipped, GPUs, estimated duration (s) and GPU-hours, and how
+    many points the estimate rests on (same settings, nearest, without history).
+  returned: when the section's capacity.enabled is true
+  type: dict
+capacity_line:
+  description: The same in one line.
+  returned: when the section's capacity.enabled is true
+  type: str
 fail_on_point_failure:
   description: The section's C(fail_on_point_failure) - whether the play should fail, after post-processing,
     when points failed.

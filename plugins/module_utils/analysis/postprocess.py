@@ -27,6 +27,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.run import conte
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData, PostProcessError
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import baselines
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import matrix_outcome
 
 LTS_SCHEMA_VERSION = "1.0"
 PARSE_LOG = "parse.log"
@@ -38,6 +39,8 @@ PROM_KPIS_OPENMETRICS = "prom_kpis.openmetrics"
 PROM_KPI_RECORDS = "prom_kpi_records.json"
 # labels a prom record adds to the test's labels (which query, which series)
 PROM_LABELS = ("prom_query", "prom_series")
+# each finished point's wall time (capacity/estimate.py: what later rehearsals estimate from)
+POINT_RECORDS = "point_records.json"
 PAYLOAD = "payload.json"
 SUMMARY = "summary.json"
 
@@ -328,7 +331,13 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
     context = reports_lib.ReportContext([e for e in parsed.entries if e.test_dir in parsed.payloads or e.failed],
                                         parsed.payloads, workload.kpis, parsed.tree_warnings, section["title"],
                                         group_by=workload.report_group_by, setting_units=workload.setting_units)
-    notes = header_notes(parsed)
+    # the plan of the run's matrices: points skipped before deploy, the estimate beside what it took
+    capacity_lines, skipped_before_deploy, cost_vs_actual = matrix_outcome.notes(results_dir)
+    notes = header_notes(parsed) + capacity_lines
+    if cost_vs_actual:
+        artifacts.write_json_atomic(os.path.join(plots_dir, matrix_outcome.COMPARISON_FILE), cost_vs_actual)
+    point_records = matrix_outcome.point_records(parsed.entries, section["workload"])
+    artifacts.write_json_atomic(os.path.join(plots_dir, POINT_RECORDS), point_records)
     subtitle = "%s · %s" % (results_dir, ", ".join(presets_applied) or "no preset")
     written = reports_lib.write_reports(plots_dir, context, report_names, workload, subtitle=subtitle, notes=notes)
     prom_summary = write_prom_outputs(plots_dir, parsed, subtitle, notes) if parsed.prom else {
@@ -354,6 +363,10 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         "noisy_tests": [entry.relative for entry in parsed.entries
                         if (parsed.payloads.get(entry.test_dir) or {}).get("metadata", {}).get("noise")],
         "prom_label_fields": parsed.label_fields + list(PROM_LABELS),
+        "point_records": len(point_records),
+        "point_records_file": os.path.join(plots_dir, POINT_RECORDS),
+        "skipped_before_deploy": skipped_before_deploy,
+        "cost_vs_actual": [entry["line"] for entry in cost_vs_actual],
     }
     summary["reports"].extend(prom_summary.pop("prom_reports"))
     summary.update(prom_summary)

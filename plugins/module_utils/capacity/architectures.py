@@ -297,9 +297,11 @@ def quantization_of(qconfig, where="model config"):
         return {"method": "%s-int%d" % (method.split("_")[0], bits), "bits_per_weight": bits + (16.0 + bits) / group,
                 "experts_only": False}
     if method == "mxfp4":
-        # vLLM's MXFP4 MoE kernels pad both dimensions of each expert's matrices to a multiple of 256
-        # (vllm/model_executor/layers/quantization/mxfp4.py: 2880 -> 3072 for gpt-oss)
-        return {"method": "mxfp4", "bits_per_weight": 4.25, "experts_only": True, "pad_to": 256}
+        # vLLM's MXFP4 MoE method pads each expert's matrices: the hidden size to a multiple of 256 and
+        # the intermediate size of each tensor-parallel rank to a multiple of 128 (Mxfp4MoEMethod.create_weights,
+        # vllm/model_executor/layers/quantization/mxfp4.py; gpt-oss: 2880 -> 3072 and 2944)
+        return {"method": "mxfp4", "bits_per_weight": 4.25, "experts_only": True,
+                "pad": {"hidden": 256, "intermediate_per_rank": 128}}
     if method == "compressed-tensors":
         bits, kind, group = _compressed_tensors_bits(qconfig)
         if bits is None:

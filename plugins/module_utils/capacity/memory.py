@@ -115,14 +115,20 @@ def _positive(name, value, kind):
     return number
 
 
-def _bytes_per_param(component, shape):
+def _round_up(value, multiple):
+    return int(math.ceil(value / float(multiple)) * multiple)
+
+
+def _bytes_per_param(component, shape, tp=1):
     quantization = shape.quantization
     if quantization and component.quantizable and (component.expert or not quantization["experts_only"]):
         size = quantization["bits_per_weight"] / 8.0
-        pad = quantization.get("pad_to")
+        pad = quantization.get("pad")
         if pad and component.dims:
             hidden, inner = component.dims
-            size *= (math.ceil(hidden / float(pad)) * pad * math.ceil(inner / float(pad)) * pad) / float(hidden * inner)
+            per_rank = inner / float(tp)
+            size *= (_round_up(hidden, pad["hidden"]) * _round_up(per_rank, pad["intermediate_per_rank"])) \
+                / float(hidden * per_rank)
         return size
     return float(shape.dtype_bytes)
 
@@ -141,7 +147,7 @@ def weights_bytes_per_gpu(shape, tp=1, pp=1):
     layer_share = layers_per_stage / float(shape.num_layers)
     stages = {"first": 0.0, "last": 0.0, "layers": 0.0}
     for component in architectures.components(shape):
-        size = _per_rank(component, shape, tp) * _bytes_per_param(component, shape)
+        size = _per_rank(component, shape, tp) * _bytes_per_param(component, shape, tp)
         if component.per_layer:
             stages["layers"] += size * layer_share
         else:

@@ -151,7 +151,7 @@ class PointPlanner:
         return model if isinstance(model, str) else None
 
     def _model(self, config):
-        path = self.options.get("model_config")
+        path = self.options.get("model_config_file")
         source = None if path else self.model_source(config)
         key = path or source
         if key not in self._shapes:

@@ -100,6 +100,25 @@ def benchmark_model():
         # 'group command' whose result.json is the point's result (None: the only one that wrote one)
         result_command: Optional[str] = None
 
+    class Capacity(pydantic.BaseModel):
+        """Plan every point before anything is deployed (module_utils/capacity, docs/capacity.md)."""
+        model_config = _strict()
+        enabled: bool = False
+        # how a point asks for GPUs and memory: an entry of capacity/requests.py REQUESTS (llm_serving, fine_tuning)
+        request: Optional[str] = None
+        # the configuration's {name, source} mapping of the model (source: hf://org/name)
+        model_key: Optional[str] = None
+        # a config.json to plan with instead of the model's id
+        model_config_file: Optional[str] = None
+        # the GPU product (nvidia.com/gpu.product) when no cluster is read, or its memory as CUDA reports it
+        gpu: Optional[str] = None
+        gpu_memory_gib: Optional[float] = pydantic.Field(default=None, gt=0, le=4096)
+        # skip the points that cannot fit or be placed (false: plan and report them, run them anyway)
+        skip_infeasible: bool = True
+        check_placement: bool = True
+        # fetch a config.json from the Hugging Face Hub when the shipped table lacks the model
+        online: bool = True
+
     class KubernetesExecutor(pydantic.BaseModel):
         """executor: kubernetes: each point is a Job (see executors/kubernetes.py)."""
         model_config = _strict()
@@ -167,6 +186,7 @@ def benchmark_model():
         # points and their KPIs, and are not given to the harness
         deployment_factors: List[str] = []
         toolbox_flow: ToolboxFlow = ToolboxFlow()
+        capacity: Capacity = Capacity()
         kubernetes: KubernetesExecutor = KubernetesExecutor()
         tekton: TektonExecutor = TektonExecutor()
 

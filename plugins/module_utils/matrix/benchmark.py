@@ -11,6 +11,7 @@ in rehearsal mode).
 
 from __future__ import annotations
 
+import copy
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
@@ -19,6 +20,10 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import estimate as estimate_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import requests as capacity_requests
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import toolbox_flow
 
 DEFAULT_KEY = "tests.benchmark"
 # what post-processing leaves in a plots directory (postprocess.SUMMARY, reports.INDEX)
@@ -50,11 +55,127 @@ def plan_benchmark(config, key=DEFAULT_KEY, python=None):
     return BenchmarkPlan(section, harness, points)
 
 
-def rehearse(plan):
-    """What would run: one line per point with its directory name and settings."""
+def rehearse(plan, capacity=None, estimate=None):
+    """What would run: one entry per point with its directory name and settings, and with a capacity
+    plan (``plan_capacity``) and an ``estimate`` (``estimate_cost``) what each asks and will cost."""
     digits = artifacts.index_digits(len(plan.points))
-    return [{"directory": "%0*d__%s" % (digits, p.index, p.name), "settings": p.settings,
-             "command": p.command.argv} for p in plan.points]
+    estimated = {p["name"]: p for p in (estimate or {}).get("points") or ()}
+    listing = []
+    for p in plan.points:
+        entry = {"directory": "%0*d__%s" % (digits, p.index, p.name), "settings": p.settings, "command": p.command.argv}
+        verdict = (capacity or {}).get(p.name)
+        if verdict is not None:
+            entry.update(feasible=not verdict["skip"] and not verdict["reason"].startswith(("does not fit", "cannot")),
+                         skip=verdict["skip"], gpus=verdict["gpus"], capacity=verdict["reason"])
+        if p.name in estimated:
+            entry.update(estimate_s=estimated[p.name].get("estimate_s"), estimate_basis=estimated[p.name].get("basis"))
+        listing.append(entry)
+    return listing
+
+
+def rehearsal_line(entry):
+    """One console line of a rehearsed point."""
+    parts = ["rehearsal: %s %s" % (entry["directory"], entry["settings"])]
+    if "skip" in entry:
+        parts.append("%s, %d GPU(s): %s" % ("SKIPPED before deploy" if entry["skip"] else
+                                            ("feasible" if entry["feasible"] else "infeasible (not skipped)"),
+                                            entry["gpus"], entry["capacity"]))
+    if "estimate_basis" in entry:
+        parts.append("estimate %s (%s)" % ("%.0f s" % entry["estimate_s"] if entry["estimate_s"] is not None else "-",
+                                           entry["estimate_basis"]))
+    return " | ".join(parts)
+
+
+def capacity_options(plan):
+    return plan.section.get("capacity") or {}
+
+
+def point_config(config, plan, point):
+    """The configuration a point's commands see (its settings written under the harness's settings_key)."""
+    settings_key = (plan.section.get("toolbox_flow") or {}).get("settings_key")
+    if not settings_key:
+        return config
+    overrides = toolbox_flow.point_overrides(settings_key, {k: v for k, v in point.settings.items()
+                                                             if k not in (plan.section.get("deployment_factors") or ())})
+    return config_lib.apply_overrides(copy.deepcopy(config), overrides, source="point '%s'" % point.name)
+
+
+def plan_capacity(plan, config, nodes=None, model_loader=None):
+    """{point name: capacity verdict} of every point when ``<section>.capacity.enabled`` (else None):
+    what it asks (GPUs, memory per GPU) and whether it can fit and be placed on ``nodes`` (the
+    cluster's nodes as ``kube/environment.node_summary`` gives them; None: not checked)."""
+    options = capacity_options(plan)
+    if not options.get("enabled"):
+        return None
+    settings_key = (plan.section.get("toolbox_flow") or {}).get("settings_key") or "tests.benchmark.settings"
+    extra = {"model_loader": model_loader} if model_loader else {}
+    planner = capacity_requests.PointPlanner(options, settings_key, nodes, **extra)
+    return {p.name: planner.plan_point(point_config(config, plan, p), p.settings) for p in plan.points}
+
+
+def estimate_cost_from_store(plan, capacity, config, environ=None):
+    """``estimate_cost`` with the configuration's results store (``export``); a store that cannot be read
+    gives an estimate without history, which says why."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreError
+
+    workload = config_schema.read_section(config, "postprocess")["workload"]
+    store = None
+    try:
+        store = stores.open_store(export_lib.read_export(config, environ), config, environ)
+        result = estimate_cost(plan, capacity, store, workload)
+    except StoreError as exc:
+        result = estimate_cost(plan, capacity, _EmptyHistory(), workload)
+        result["history_unavailable"] = str(exc)
+        result["line"] += " (the results store could not be read: %s)" % exc
+    finally:
+        if store is not None:
+            store.close()
+    return result
+
+
+class _EmptyHistory:
+    @staticmethod
+    def history_batch(queries, ignore_keys=()):
+        return [[] for _query in queries]
+
+
+def estimate_cost(plan, capacity, store, workload):
+    """What the matrix will cost (``capacity/estimate.py``) from the points of earlier runs in ``store``."""
+    capacity = capacity or {}
+    models = {(capacity.get(p.name) or {}).get("model") for p in plan.points}
+    history = {}
+    for model in models:
+        history[model] = store.history_batch([estimate_lib.history_query(workload, plan.section["name"], model)],
+                                             ignore_keys=estimate_lib.POINT_DETAIL_LABELS)[0]
+    by_model = {}
+    for p in plan.points:
+        verdict = capacity.get(p.name) or {}
+        by_model.setdefault(verdict.get("model"), []).append({
+            "name": p.name, "settings": p.settings, "gpus": verdict.get("gpus", 0), "skip": verdict.get("skip", False),
+            "reason": verdict.get("reason")})
+    width = matrix_lib.parse_parallelism(plan.section.get("parallelism"))[1]
+    listed, estimates = [], []
+    for model, points in by_model.items():
+        estimates.append(estimate_lib.estimate_matrix(points, history[model], width))
+    order = {p.name: i for i, p in enumerate(plan.points)}
+    for result in estimates:
+        listed.extend(result["points"])
+    listed.sort(key=lambda entry: order[entry["name"]])
+    combined = estimate_lib.estimate_matrix([], [], width)
+    combined["points"] = listed
+    totals = combined["totals"]
+    for key in ("points", "skipped", "to_run", "gpus", "from_same_settings", "from_nearest", "without_history"):
+        totals[key] = sum(r["totals"][key] for r in estimates)
+    totals["estimated_duration_s"] = round(sum(r["totals"]["estimated_duration_s"] for r in estimates), 1)
+    totals["estimated_gpu_hours"] = round(sum(r["totals"]["estimated_gpu_hours"] for r in estimates), 3)
+    totals["rests_on_history"] = "%d of %d point(s) to run (%d with the same settings, %d from the nearest)" % (
+        totals["from_same_settings"] + totals["from_nearest"], totals["to_run"], totals["from_same_settings"],
+        totals["from_nearest"])
+    combined["workload"], combined["matrix"] = workload, plan.section["name"]
+    combined["line"] = estimate_lib.summary_line(combined)
+    return combined
 
 
 def status(plan, parent_dir, plots_pattern="*__plots"):
@@ -79,25 +200,53 @@ def status(plan, parent_dir, plots_pattern="*__plots"):
     return state
 
 
-def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None, connections=None):
+def record_capacity(plan, matrix_dir, capacity, estimate=None):
+    """Each point's capacity verdict in its directory (``capacity_plan.json``; ``SKIPPED`` with the reason
+    for a point that will not run), the matrix's cost estimate beside ``matrix.yaml``; returns
+    {point name: reason} of the points to skip."""
+    skip = {}
+    for point in plan.points:
+        verdict = (capacity or {}).get(point.name)
+        if verdict is None:
+            continue
+        artifacts.write_json_atomic(os.path.join(point.directory, capacity_requests.PLAN_FILE), verdict)
+        skipped = os.path.join(point.directory, capacity_requests.SKIPPED_FILE)
+        if verdict["skip"] and matrix_lib.read_exit_code(point.directory) != 0:
+            artifacts.write_text_atomic(skipped, "skipped before deploy: %s\n" % verdict["reason"])
+            skip[point.name] = verdict["reason"]
+        elif os.path.exists(skipped):
+            os.unlink(skipped)  # planned to run now (the plan or the cluster changed)
+    if estimate is not None:
+        artifacts.write_json_atomic(os.path.join(matrix_dir, estimate_lib.ESTIMATE_FILE), estimate)
+    return skip
+
+
+def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive=None, connections=None, capacity=None,
+                  estimate=None):
     """Run the plan in ``parent_dir``; ``controller_alive`` (a callable) stops it when the
     process that started it is gone (see ``matrix.MatrixRunner``); ``connections``: cluster
-    role -> connection options, for an executor that runs points on a cluster."""
+    role -> connection options, for an executor that runs points on a cluster; ``capacity``: the
+    points' capacity verdicts (``plan_capacity``: those to skip do not run), ``estimate``: what the
+    matrix was estimated to cost (kept for the comparison after the run)."""
     section = plan.section
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
+    skip = record_capacity(plan, matrix_dir, capacity, estimate)
     executor = executors.create_executor(section["executor"], section=section, base_env=env, connections=connections)
     if not executor.runs_points:
         # another engine runs the matrix: this one writes what it runs (the points not finished
         # yet), and with some executors' settings has it run there and brings the points back
-        pending = [p for p in plan.points if matrix_lib.read_exit_code(p.directory) != 0] or plan.points
+        pending = [p for p in plan.points if matrix_lib.read_exit_code(p.directory) != 0 and p.name not in skip] \
+            or [p for p in plan.points if p.name not in skip]
         rendered = executor.render(pending, matrix_dir)
         summary = executor.run_rendered(pending, matrix_dir, plan.harness, rendered)
         if summary is None:
             summary = {"total": len(pending), "done": 0, "succeeded": 0, "failed": 0, "skipped": 0,
                        "not_run": len(pending), "not_run_points": [p.name for p in pending], "failed_points": [],
                        "rendered_only": True, "abandoned": False}
-        skipped = len(plan.points) - len(pending)
-        summary.update(total=len(plan.points), skipped=summary["skipped"] + skipped, resumed=resumed,
+        skipped = len(plan.points) - len(pending) - len(skip)
+        summary.update(total=len(plan.points), skipped=summary["skipped"] + skipped, resumed=resumed, infeasible=len(skip),
+                       infeasible_points=[{"name": p.name, "directory": p.directory, "reason": skip[p.name]}
+                                          for p in plan.points if p.name in skip],
                        matrix_dir=os.path.abspath(matrix_dir), rendered=rendered)
         artifacts.write_json_atomic(os.path.join(matrix_dir, matrix_lib.PROGRESS_FILE), summary)
         return summary
@@ -107,7 +256,7 @@ def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive
                                              harness=plan.harness, executor=executor,
                                              parallelism=section["parallelism"],
                                              stop_on_error=section["stop_on_error"], on_progress=on_progress,
-                                             controller_alive=controller_alive, section=section)
+                                             controller_alive=controller_alive, section=section, skip=skip)
             summary = runner.run()
     finally:
         executor.close()

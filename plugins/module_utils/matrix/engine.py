@@ -421,8 +421,10 @@ class MatrixRunner:
     WATCH_INTERVAL_S = 0.25
 
     def __init__(self, matrix_dir, points, timeout, harness, executor, parallelism="sequential", stop_on_error=False,
-                 on_progress=None, controller_alive=None, section=None):
+                 on_progress=None, controller_alive=None, section=None, skip=None):
         self.matrix_dir = matrix_dir
+        # {point name: reason}: points planned not to run (they cannot fit or be placed), not failures
+        self.skip = dict(skip or {})
         self.section = section
         self.points = points
         self.timeout = timeout
@@ -487,7 +489,7 @@ class MatrixRunner:
 
     def progress(self):
         with self._lock:
-            counts = {"succeeded": 0, "failed": 0, "skipped": 0}
+            counts = {"succeeded": 0, "failed": 0, "skipped": 0, "infeasible": 0}
             for status, _outcome in self.results.values():
                 counts[status] += 1
             durations = list(self._durations)
@@ -499,7 +501,7 @@ class MatrixRunner:
         if durations and remaining:
             eta = remaining * (sum(durations) / len(durations)) / min(self.width, remaining)
         return {"total": total, "done": done, "succeeded": counts["succeeded"], "failed": counts["failed"],
-                "skipped": counts["skipped"], "remaining": remaining, "elapsed_s": round(elapsed, 3),
+                "skipped": counts["skipped"], "infeasible": counts["infeasible"], "remaining": remaining, "elapsed_s": round(elapsed, 3),
                 "eta_s": round(eta, 3) if eta is not None else (0.0 if not remaining else None),
                 "policy": self.policy, "width": self.width, "stopped": self._stop.is_set(), "updated": _now()}
 
@@ -542,6 +544,8 @@ class MatrixRunner:
         for point in self.points:
             if read_exit_code(point.directory) == 0:
                 self.results[point.name] = ("skipped", None)
+            elif point.name in self.skip:
+                self.results[point.name] = ("infeasible", None)
             else:
                 pending.append(point)
         self._report()
@@ -584,14 +588,17 @@ class MatrixRunner:
                 failed.append({"name": point.name, "directory": point.directory, "exit_code": outcome.exit_code,
                                "error": outcome.error})
         not_run = [p.name for p in self.points if p.name not in self.results]
+        infeasible = [{"name": p.name, "directory": p.directory, "reason": self.skip[p.name]} for p in self.points
+                      if self.results.get(p.name, ("",))[0] == "infeasible"]
         summary = dict(progress, not_run=len(not_run), not_run_points=not_run, failed_points=failed,
-                       matrix_dir=self.matrix_dir)
+                       infeasible_points=infeasible, matrix_dir=self.matrix_dir)
         artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), summary)
         return summary
 
 
 def format_progress(progress):
     eta = progress.get("eta_s")
-    return "matrix: %d/%d done (%d failed, %d skipped), %.0fs elapsed%s" % (
-        progress["done"], progress["total"], progress["failed"], progress["skipped"], progress["elapsed_s"],
-        ", ~%.0fs left" % eta if eta else "")
+    return "matrix: %d/%d done (%d failed, %d skipped%s), %.0fs elapsed%s" % (
+        progress["done"], progress["total"], progress["failed"], progress["skipped"],
+        ", %d cannot fit or be placed" % progress["infeasible"] if progress.get("infeasible") else "",
+        progress["elapsed_s"], ", ~%.0fs left" % eta if eta else "")

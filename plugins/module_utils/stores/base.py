@@ -30,7 +30,7 @@ import json
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config.secrets import redact_url
 
-KINDS = ("kpi", "prom", "regression", "mark")
+KINDS = ("kpi", "prom", "regression", "mark", "point")
 # fields of a record that are not labels (history never compares them)
 # artifacts_url (where the run's files were uploaded) differs per run: a record field, never a label;
 # so do a run's noise measures (repetition_spread, host_load_per_cpu: the verdicts' uncertainty)

@@ -32,6 +32,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
 )
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import estimate as estimate_lib
 
 SPOOL_DIRNAME = "kpi_export_spool"
 REPLAYED_DIRNAME = "replayed"
@@ -64,8 +65,12 @@ def prom_documents(records):
     return [stores_base.prom_document(record) for record in records]
 
 
+def point_documents(records):
+    return [estimate_lib.point_document(record) for record in records]
+
+
 # how the records of a bundle file become documents, per kind (regression files hold documents)
-BUNDLE_KINDS = {"kpi": kpi_documents, "prom": prom_documents, "regression": list}
+BUNDLE_KINDS = {"kpi": kpi_documents, "prom": prom_documents, "regression": list, "point": point_documents}
 
 
 def _load_bundle_file(kind, path):

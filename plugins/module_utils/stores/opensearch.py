@@ -141,7 +141,8 @@ class OpenSearchStore(base.ResultsStore):
         return StoreUnavailable("%s: %s" % (self.describe(), base.short_reason(exc)))
 
     def index(self, kind):
-        names = {"kpi": "kpis", "prom": "kpis" + self.prom_index_suffix, "regression": "regressions", "mark": "marks"}
+        names = {"kpi": "kpis", "prom": "kpis" + self.prom_index_suffix, "regression": "regressions", "mark": "marks",
+                 "point": "points"}
         return "%s%s" % (self.index_prefix, names[kind])
 
     @staticmethod

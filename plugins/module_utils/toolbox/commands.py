@@ -119,6 +119,7 @@ NOT_PROVIDED_GROUPS = {
 # None, or the parameter whose value makes the command local (llm_load run given a url)
 LOCAL_COMMANDS = {
     "host capture_environment": None,
+    "capacity plan": None,
     "llm_load_test run": None,
     "llm_load run": "url",
     # given a Prometheus URL, these talk to it directly (else to the cluster's Prometheus pod)
