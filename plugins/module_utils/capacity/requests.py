@@ -20,9 +20,10 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import placement
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import training
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_engine
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
 
-PLAN_FILE = "capacity_plan.json"
+PLAN_FILE = matrix_engine.PLAN_FILE
 SKIPPED_FILE = "SKIPPED"
 
 # vLLM's command-line options the serving plan reads from a point's runtime arguments

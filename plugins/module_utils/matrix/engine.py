@@ -59,6 +59,8 @@ MAX_PARALLEL_POINTS = 1024
 PROGRESS_FILE = "progress.json"
 POINT_FILE = "point.json"
 PREVIOUS_DIR = "_previous"
+# written before a point runs (its capacity plan: capacity/requests.py), kept when it runs
+PLAN_FILE = "capacity_plan.json"
 SETTINGS_ENV = "PERFSCALE_SETTINGS"
 POLICIES = ("sequential", "barrier", "sliding")
 
@@ -352,7 +354,7 @@ def read_exit_code(directory):
 
 def archive_previous_attempt(directory):
     """Move the files of an earlier attempt aside (never delete them)."""
-    leftovers = [n for n in os.listdir(directory) if n not in (artifacts.SETTINGS_FILE, PREVIOUS_DIR)]
+    leftovers = [n for n in os.listdir(directory) if n not in (artifacts.SETTINGS_FILE, PREVIOUS_DIR, PLAN_FILE)]
     if not leftovers:
         return None
     previous = os.path.join(directory, PREVIOUS_DIR)

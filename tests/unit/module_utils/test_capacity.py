@@ -320,3 +320,81 @@ def test_cost_estimate_from_earlier_points():
     assert compared["points_compared"] == 2 and compared["line"] == (
         "estimate vs actual: 2 point(s) with both, estimated 220 s, took 232 s (-5 %)")
     assert compared["rows"][0]["error_percent"] == 10.0
+
+
+def test_a_flow_matrix_skips_what_cannot_fit_and_estimates_from_the_store(tmp_path):
+    """plan_capacity on the shipped llm_serving matrix, the runner skipping, the point records exported to a
+    SQLite store and a second plan estimating from them."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
+    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine
+    from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import matrix_outcome
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
+    from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
+    import os
+
+    shipped = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "config.yaml")
+    config = config_lib.resolve_config(shipped, presets="llm_serving", overrides={
+        "tests.llm_serving.benchmark.matrix": {"factors": {"gpu_count": [1, 8]}, "common_settings": {}, "include": [],
+                                               "exclude": []},
+        "tests.llm_serving.benchmark.name_template": "g{gpu_count}",
+        "export.sqlite.path": str(tmp_path / "store.sqlite")}).config
+    plan = benchmark.plan_benchmark(config, "tests.llm_serving.benchmark")
+    nodes = [node("gpu-0", count=4), node("gpu-1", count=4)]
+    capacity = benchmark.plan_capacity(plan, config, nodes)
+    assert not capacity["g1"]["skip"] and capacity["g8"]["skip"]
+    assert capacity["g8"]["reason"] == "cannot be placed: a pod asks for 8 GPUs on one node; the largest node has 4"
+    estimate = benchmark.estimate_cost_from_store(plan, capacity, config)
+    assert estimate["totals"]["without_history"] == 1 and estimate["totals"]["skipped"] == 1
+
+    class Done(executor_base.Executor):
+        name = "done"
+        runs_points = True
+
+        def start(self, point, command, directory):
+            with open(os.path.join(directory, "result.json"), "w") as handle:
+                handle.write("{}")
+            return point
+
+        def wait(self, handle, timeout):
+            return executor_base.Execution(0, 12.5)
+
+    matrix_dir, _resumed = engine.prepare_matrix_dir(str(tmp_path / "run"), plan.points, name="llm_serving")
+    skip = benchmark.record_capacity(plan, matrix_dir, capacity, estimate)
+    assert skip == {"g8": capacity["g8"]["reason"]}
+    assert open(os.path.join(plan.points[1].directory, "SKIPPED")).read().startswith("skipped before deploy: cannot be placed")
+
+    class Harness:
+        def read_output(self, directory, section=None):
+            return {"name": "x"}
+
+        def keep_output(self, directory, document):
+            pass
+
+        def failure_detail(self, directory):
+            return ""
+
+    runner = engine.MatrixRunner(matrix_dir, plan.points, 60, Harness(), Done(), skip=skip)
+    summary = runner.run()
+    assert (summary["succeeded"], summary["infeasible"], summary["failed"]) == (1, 1, 0)
+    assert summary["infeasible_points"][0]["name"] == "g8"
+    assert os.path.exists(os.path.join(plan.points[0].directory, "capacity_plan.json"))  # kept when the point ran
+    assert engine.format_progress(summary).startswith("matrix: 2/2 done (0 failed, 0 skipped, 1 cannot fit or be placed)")
+
+    lines, skipped, compared = matrix_outcome.notes(str(tmp_path / "run"))
+    assert skipped == [{"matrix": "llm_serving", "name": "g8", "reason": capacity["g8"]["reason"]}]
+    assert lines[0].startswith("1 point(s) skipped before deploy, not failed")
+
+    class Entry:
+        test_dir, uuid, exit_code, settings = plan.points[0].directory, "uuid-g1", 0, plan.points[0].settings
+
+    records = matrix_outcome.point_records([Entry()], "llm_load")
+    assert records[0]["value"] == 12.5 and records[0]["model"] == "ibm-granite/granite-3.1-8b-instruct"
+    path = tmp_path / "points.json"
+    path.write_text(json.dumps(records))
+    delivery = export_lib.deliver(export_lib.load_bundle_documents({"kind": "point", "file": str(path)}),
+                                  export_lib.read_export(config), config)
+    assert not delivery.undelivered
+    again = benchmark.estimate_cost_from_store(plan, capacity, config)
+    assert again["points"][0]["estimate_s"] == 12.5 and again["points"][0]["basis"] == "same settings"
+    assert again["totals"]["estimated_gpu_hours"] == round(12.5 / 3600.0, 3)
