@@ -80,10 +80,10 @@ def estimate_point(settings, history):
     ranked = sorted(((len(_differences(settings, earlier)), canonical_settings(earlier)) for earlier, _v in done))
     distance, closest = ranked[0]
     values = [v for earlier, v in done if canonical_settings(earlier) == closest]
-    differs = _differences(settings, json.loads(closest))
+    earlier = json.loads(closest)
+    differs = _differences(settings, earlier)
     basis = "same settings" if distance == 0 else "nearest (differs in %s)" % ", ".join(
-        "%s: %s here, %s before" % (k, json.dumps(settings.get(k), default=str), json.dumps(json.loads(closest).get(k),
-                                                                                              default=str))
+        "%s: %s here, %s before" % (k, json.dumps(settings.get(k), default=str), json.dumps(earlier.get(k), default=str))
         for k in differs)
     return {"estimate_s": round(statistics.median(values), 3), "basis": basis, "runs": len(values), "differs": differs}
 

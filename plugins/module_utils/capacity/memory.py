@@ -258,9 +258,8 @@ def plan(request):
     }
     if weights > usable:
         reason = ("the weights need %.1f GiB per GPU, more than the %.1f GiB vLLM may use (%.2f x %.1f GiB): more "
-                  "GPUs (tensor_parallel_size) or a quantized model" % (weights / GIB, usable / GIB,
-                                                                         request.gpu_memory_utilization,
-                                                                         request.gpu_memory_gib))
+                  "GPUs (tensor_parallel_size) or a quantized model"
+                  % (weights / GIB, usable / GIB, request.gpu_memory_utilization, request.gpu_memory_gib))
     elif kv_cache <= 0:
         reason = ("nothing left for the KV cache: weights %.1f + activation %.1f + non-torch %.1f GiB use all %.1f GiB"
                   % (weights / GIB, activation / GIB, non_torch / GIB, usable / GIB))

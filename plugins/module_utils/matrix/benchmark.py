@@ -95,8 +95,8 @@ def point_config(config, plan, point):
     settings_key = (plan.section.get("toolbox_flow") or {}).get("settings_key")
     if not settings_key:
         return config
-    overrides = toolbox_flow.point_overrides(settings_key, {k: v for k, v in point.settings.items()
-                                                             if k not in (plan.section.get("deployment_factors") or ())})
+    factors = plan.section.get("deployment_factors") or ()
+    overrides = toolbox_flow.point_overrides(settings_key, {k: v for k, v in point.settings.items() if k not in factors})
     return config_lib.apply_overrides(copy.deepcopy(config), overrides, source="point '%s'" % point.name)
 
 
