@@ -294,8 +294,8 @@ def quantization_of(qconfig, where="model config"):
         bits = int(qconfig.get("bits") or qconfig.get("w_bit") or 4)
         group = int(qconfig.get("group_size") or qconfig.get("q_group_size") or 128)
         group = group if group > 0 else 4096  # -1: one scale per output channel
-        return {"method": "%s-int%d" % (method.split("_", maxsplit=1)[0], bits), "bits_per_weight": bits + (16.0 + bits) / group,
-                "experts_only": False}
+        return {"method": "%s-int%d" % (method.split("_", maxsplit=1)[0], bits),
+                "bits_per_weight": bits + (16.0 + bits) / group, "experts_only": False}
     if method == "mxfp4":
         # vLLM's MXFP4 MoE method pads each expert's matrices: the hidden size to a multiple of 256 and
         # the intermediate size of each tensor-parallel rank to a multiple of 128 (Mxfp4MoEMethod.create_weights,

@@ -171,7 +171,16 @@ class PointPlanner:
                 product = found[0]
         if not product:
             return None, None, None
-        memory_gib, how = gpu_table.product_memory(product)
+        try:
+            memory_gib, how = gpu_table.product_memory(product)
+        except CapacityError:
+            # a product the table lacks: the memory its nodes' feature discovery labels (nvidia.com/gpu.memory)
+            labelled = [n["memory_mib"] for n in placement.gpu_nodes(self.nodes or ()) if n["product"] == product
+                        and n["memory_mib"]]
+            if not labelled:
+                raise
+            memory_gib = gpu_table.cuda_gib_from_nvml(min(labelled))
+            how = "the nodes' nvidia.com/gpu.memory (%d MiB) minus the driver's reserve" % min(labelled)
         return product, memory_gib, how
 
     def plan_point(self, config, settings):

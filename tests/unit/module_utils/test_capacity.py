@@ -267,6 +267,12 @@ def test_point_planner_serving_points():
     assert not no_gpu["skip"] and no_gpu["memory"] is None and no_gpu["placement"]["placeable"]
     with pytest.raises(CapacityError, match="runtime_args ask for 4 GPUs .tensor 4 x pipeline 1., the pod gets gpu_count 2"):
         planner.plan_point(serving_config(gpu_count=2, runtime_args=["--tensor-parallel-size", "4"]), {})
+    # a product the planner does not know: the memory its nodes label
+    unknown = requests.PointPlanner(SERVING, "tests.llm_serving.test_settings",
+                                    [node("gpu-9", product="NVIDIA-RTX-PRO-6000", count=2)])
+    verdict = unknown.plan_point(serving_config(), {})
+    assert verdict["memory"]["gpu_memory_gib"] == pytest.approx((46068 - 468) / 1024.0, abs=0.01)
+    assert verdict["memory"]["gpu_memory_source"].startswith("the nodes' nvidia.com/gpu.memory (46068 MiB)")
     with pytest.raises(CapacityError, match="capacity.request 'nope': expected one of fine_tuning, llm_serving"):
         requests.PointPlanner(dict(SERVING, request="nope"), "x", nodes)
 
@@ -398,3 +404,8 @@ def test_a_flow_matrix_skips_what_cannot_fit_and_estimates_from_the_store(tmp_pa
     again = benchmark.estimate_cost_from_store(plan, capacity, config)
     assert again["points"][0]["estimate_s"] == 12.5 and again["points"][0]["basis"] == "same settings"
     assert again["totals"]["estimated_gpu_hours"] == round(12.5 / 3600.0, 3)
+    # after the run: the estimate beside what each point took
+    benchmark.record_capacity(plan, matrix_dir, capacity, again)
+    compared = matrix_outcome.comparisons(str(tmp_path / "run"))
+    assert [c["line"] for c in compared] == [
+        "estimate vs actual: 1 point(s) with both, estimated 12 s, took 12 s (+0 %)"]
