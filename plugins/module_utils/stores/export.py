@@ -397,8 +397,8 @@ def export_bundles(bundles, environ=None):
     does not export them a second time).
     """
     environ = os.environ if environ is None else environ
-    outcome = {"kpi": 0, "prom": 0, "regression": 0, "delivered": 0, "undelivered": 0, "store": None, "warnings": [],
-               "exported": [], "spools": []}
+    outcome = {"kpi": 0, "prom": 0, "regression": 0, "point": 0, "delivered": 0, "undelivered": 0, "store": None,
+               "warnings": [], "exported": [], "spools": []}
     reasons, spooled = [], []
     exporter = Exporter(None, environ)
     for bundle in bundles or []:
@@ -420,7 +420,7 @@ def export_bundles(bundles, environ=None):
         outcome["exported"].append(bundle["file"])
         undelivered_ids = {d["doc_id"] for d in delivery.undelivered}
         for document in documents:
-            if document.get("kind") in ("kpi", "prom", "regression") and document["doc_id"] not in undelivered_ids:
+            if document.get("kind") in ("kpi", "prom", "regression", "point") and document["doc_id"] not in undelivered_ids:
                 outcome[document["kind"]] += 1
         outcome["delivered"] += result["delivered"]
         outcome["store"] = result["store"] or outcome["store"]
@@ -440,4 +440,6 @@ def export_bundles(bundles, environ=None):
     outcome["message"] = "kpi_export: %d KPI%s and %d regression document(s) exported to %s" % (
         outcome["kpi"], prom, outcome["regression"], outcome["store"] or "the results store") if outcome["exported"] \
         else "kpi_export: nothing to export"
+    if outcome["point"]:
+        outcome["message"] += " (and %d point wall time(s), for later cost estimates)" % outcome["point"]
     return outcome
