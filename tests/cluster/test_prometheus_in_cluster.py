@@ -78,3 +78,34 @@ def test_no_prometheus_pod_is_one_line(toolbox, sim, tmp_path):
     assert run.returncode != 0
     assert "no Running pod labelled app=nothing in namespace default (0 pod(s) found); is Prometheus there, " \
            "or give prometheus_url" in run.flat, run.output
+
+
+def test_rhods_own_prometheus_is_reset_and_dumped(toolbox, kube, prometheus, tmp_path):
+    """rhods reset_prometheus_db / dump_prometheus_db: the same commands on RHOAI's Prometheus
+    (redhat-ods-monitoring, deployment=prometheus), none of the cluster commands' parameters needed."""
+    missing = toolbox("rhods reset_prometheus_db", {}, tmp_path / "missing")
+    assert missing.returncode != 0
+    assert "no Running pod labelled deployment=prometheus in namespace redhat-ods-monitoring" in missing.flat, \
+        missing.output[-2000:]
+    kube.dynamic.resources.get(api_version="v1", kind="Namespace").create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "redhat-ods-monitoring"}})
+    pods = kube.dynamic.resources.get(api_version="v1", kind="Pod")
+    pods.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "prometheus-6c8d5d9f7b-x2x4z", "namespace": "redhat-ods-monitoring", "labels": {"deployment": "prometheus"}},
+        "spec": {"containers": [{"name": "prometheus", "image": "quay.io/prometheus/prometheus:v2.42.0",
+                                 "ports": [{"name": "web", "containerPort": prometheus["port"]}]}]}})
+    deadline = time.monotonic() + 30
+    while ((pods.get(name="prometheus-6c8d5d9f7b-x2x4z", namespace="redhat-ods-monitoring").to_dict().get("status")
+            or {}).get("phase") != "Running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    reset = toolbox("rhods reset_prometheus_db", {"prometheus_port": "web"}, tmp_path)
+    assert reset.returncode == 0, reset.output
+    record = json.loads(open(os.path.join(reset.command_dir, "reset.json")).read())
+    assert record["mode"] == "reset"
+    assert record["prometheus_url"] == "pod redhat-ods-monitoring/prometheus-6c8d5d9f7b-x2x4z:web (through the API server)"
+    dump = toolbox("rhods dump_prometheus_db", {"prometheus_port": "web", "dump_name_prefix": "rhoai"}, tmp_path)
+    assert dump.returncode == 0, dump.output
+    assert os.path.basename(dump.command_dir).endswith("__rhods__dump_prometheus_db")
+    snapshot = json.loads(open(os.path.join(dump.command_dir, "snapshot.json")).read())
+    assert snapshot["snapshot"] and os.path.isdir(os.path.join(prometheus["data_dir"], "snapshots", snapshot["snapshot"]))
