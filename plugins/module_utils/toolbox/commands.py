@@ -47,8 +47,6 @@ NOT_PROVIDED = {
 # commands of the reference planned here and not written yet: said so, rather than "unknown"
 NOT_PROVIDED.update({name: _NOT_YET for name in (
     "local_ci run",
-    "server deploy_ldap",
-    "server undeploy_ldap",
 )})
 
 
