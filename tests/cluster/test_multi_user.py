@@ -191,3 +191,22 @@ def test_the_redis_server_is_deployed_and_its_address_written(toolbox, kube, tmp
     deployment = kube.get("Deployment", "redis", "barrier", api_version="apps/v1")
     assert deployment["status"]["availableReplicas"] == 1
     assert kube.get("Service", "redis", "barrier", api_version="v1")["spec"]["ports"][0]["port"] == 6379
+
+
+def test_local_ci_run_runs_one_command_in_a_pod_and_brings_its_artifacts_back(toolbox, tmp_path):
+    run = toolbox("local_ci run", {
+        # the test's arguments come after the command, quoted
+        "ci_command": 'echo ran > "$ARTIFACT_DIR/result.txt"; printf "%s|" > "$ARTIFACT_DIR/args.txt"',
+        "init_command": 'echo init > "$ARTIFACT_DIR/init.txt"', "test_args": ["a b", "c"], "namespace": "ci",
+        "pod_name": "one-test", "test_name": "smoke"}, tmp_path)
+    assert run.returncode == 0, run.output
+    records, directories = users(run.command_dir)
+    assert len(directories) == 1 and records[0]["succeeded"]
+    assert read(directories[0], "result.txt") == "ran\n" and read(directories[0], "init.txt") == "init\n"
+    assert read(directories[0], "args.txt") == "a b|c|"
+    assert read(run.command_dir, "test.json")["test_name"] == "smoke"
+    failing = toolbox("local_ci run", {"ci_command": "echo broken >&2; exit 3", "namespace": "ci"}, tmp_path / "failed")
+    assert failing.returncode != 0
+    refused = toolbox("local_ci run", {"ci_command": "true", "pr_number": 42}, tmp_path / "refused")
+    assert refused.returncode != 0
+    assert "pr_number and pr_config test the code of a pull request" in read(refused.command_dir, "FAILURE")

@@ -28,7 +28,6 @@ ALIASES = {
 }
 
 # commands of the reference toolbox this collection does not provide, and why
-_NOT_YET = "not provided yet in this version (planned: see docs/toolbox.md)"
 NOT_PROVIDED = {
     "cluster create_osd": "creates an OpenShift Dedicated cluster: needs a cloud account",
     "cluster destroy_osd": "destroys an OpenShift Dedicated cluster: needs a cloud account",
@@ -45,9 +44,6 @@ NOT_PROVIDED = {
     "pipelines capture_notebooks_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
 }
 # commands of the reference planned here and not written yet: said so, rather than "unknown"
-NOT_PROVIDED.update({name: _NOT_YET for name in (
-    "local_ci run",
-)})
 
 
 # groups of the reference toolbox (openshift-psap/topsail cfc3e8a2d, projects/*/toolbox/) this
