@@ -58,22 +58,23 @@ def read_config_file(path):
 
 
 def fetch_from_hub(identifier, environ=None, opener=None):
-    """The Hub's config.json of ``identifier``; CapacityError with the reason when it cannot be had."""
+    """The Hub's config.json of ``identifier``; CapacityError with the reason when it cannot be had.
+    ``opener(url, headers=..., timeout=...)`` defaults to Ansible's ``open_url``."""
     import urllib.error
-    import urllib.request
 
     environ = os.environ if environ is None else environ
-    request = urllib.request.Request(HUB_URL % identifier, headers={"User-Agent": "perfscale.topsail"})
+    headers = {"User-Agent": "perfscale.topsail"}
     if environ.get(TOKEN_ENV):
-        request.add_header("Authorization", "Bearer %s" % environ[TOKEN_ENV])
-    opener = opener or urllib.request.urlopen
+        headers["Authorization"] = "Bearer %s" % environ[TOKEN_ENV]
+    if opener is None:
+        from ansible.module_utils.urls import open_url as opener
     try:
-        with opener(request, timeout=HUB_TIMEOUT_S) as response:
+        with opener(HUB_URL % identifier, headers=headers, timeout=HUB_TIMEOUT_S) as response:
             text = response.read(bounded_input.MAX_DOCUMENT_BYTES + 1).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         raise CapacityError("HTTP %d%s" % (exc.code, " (a gated model: set HF_TOKEN)" if exc.code in (401, 403) else
                                            "")) from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, ValueError) as exc:
         raise CapacityError("the Hub is not reachable (%s)" % (getattr(exc, "reason", None) or exc)) from None
     try:
         config = bounded_input.parse(json.loads, text, "config.json of %s" % identifier)

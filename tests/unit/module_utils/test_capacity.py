@@ -197,8 +197,8 @@ def test_model_config_from_the_hub_never_shows_the_token():
         def read(self, _limit):
             return self.body
 
-    def opener(request, timeout):
-        seen.update(url=request.full_url, auth=request.get_header("Authorization"), timeout=timeout)
+    def opener(url, headers, timeout):
+        seen.update(url=url, auth=headers.get("Authorization"), timeout=timeout)
         return Response(json.dumps({"model_type": "llama"}).encode())
 
     config, provenance = models.model_config(model="acme/new-model", environ={"HF_TOKEN": "hf_secret_value"},
@@ -206,7 +206,7 @@ def test_model_config_from_the_hub_never_shows_the_token():
     assert config == {"model_type": "llama"} and "acme/new-model" in provenance and "hf_secret" not in provenance
     assert seen["auth"] == "Bearer hf_secret_value" and seen["url"].endswith("/acme/new-model/resolve/main/config.json")
 
-    def unreachable(request, timeout):
+    def unreachable(url, headers, timeout):
         raise OSError("connection refused")
 
     with pytest.raises(CapacityError, match="the Hub is not reachable .connection refused.; give model_config") as info:
