@@ -184,8 +184,9 @@ class PointPlanner:
         return product, memory_gib, how
 
     def plan_point(self, config, settings):
-        """The verdict of one point: ``{"skip", "reason", "gpus", "gpus_per_pod", "pods", "memory",
-        "placement", "gpu_product"}`` (JSON-ready). CapacityError for input that cannot be planned."""
+        """The verdict of one point: ``{"feasible", "skip", "reason", "gpus", "gpus_per_pod", "pods", "memory",
+        "placement", "gpu_product", "model"}`` (JSON-ready; ``skip`` is ``feasible`` false with
+        ``skip_infeasible``). CapacityError for input that cannot be planned."""
         point = config_lib.get_dotted(config, self.settings_key, None) or {}
         per_pod, pods = self.request.gpus(point)
         verdict = {"skip": False, "reason": "", "gpus": per_pod * pods, "gpus_per_pod": per_pod, "pods": pods,
@@ -208,6 +209,7 @@ class PointPlanner:
             verdict["placement"] = placed
             if not placed["placeable"]:
                 reasons.append("cannot be placed: %s" % placed["reason"])
+        verdict["feasible"] = not reasons
         if reasons:
             verdict.update(skip=bool(self.options.get("skip_infeasible", True)), reason="; ".join(reasons))
         else:

@@ -65,8 +65,8 @@ def rehearse(plan, capacity=None, estimate=None):
         entry = {"directory": "%0*d__%s" % (digits, p.index, p.name), "settings": p.settings, "command": p.command.argv}
         verdict = (capacity or {}).get(p.name)
         if verdict is not None:
-            entry.update(feasible=not verdict["skip"] and not verdict["reason"].startswith(("does not fit", "cannot")),
-                         skip=verdict["skip"], gpus=verdict["gpus"], capacity=verdict["reason"])
+            entry.update(feasible=verdict["feasible"], skip=verdict["skip"], gpus=verdict["gpus"],
+                         capacity=verdict["reason"])
         if p.name in estimated:
             entry.update(estimate_s=estimated[p.name].get("estimate_s"), estimate_basis=estimated[p.name].get("basis"))
         listing.append(entry)

@@ -262,7 +262,8 @@ def test_point_planner_serving_points():
     assert unplaceable["skip"] and "cannot be placed: 3 pods of 4 GPUs" in unplaceable["reason"]
     kept = requests.PointPlanner(dict(SERVING, skip_infeasible=False), "tests.llm_serving.test_settings", nodes)
     verdict = kept.plan_point(serving_config(gpu_count=4, replicas=3), {})
-    assert not verdict["skip"] and "cannot be placed" in verdict["reason"]
+    assert not verdict["skip"] and not verdict["feasible"] and "cannot be placed" in verdict["reason"]
+    assert ok["feasible"] and not big["feasible"]
     no_gpu = planner.plan_point(serving_config(gpu_count=0), {})
     assert not no_gpu["skip"] and no_gpu["memory"] is None and no_gpu["placement"]["placeable"]
     with pytest.raises(CapacityError, match="runtime_args ask for 4 GPUs .tensor 4 x pipeline 1., the pod gets gpu_count 2"):
