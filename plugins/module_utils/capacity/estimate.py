@@ -88,9 +88,10 @@ def estimate_point(settings, history):
     return {"estimate_s": round(statistics.median(values), 3), "basis": basis, "runs": len(values), "differs": differs}
 
 
-def estimate_matrix(points, history, width=1):
-    """Estimates of planned points (``[{"name", "settings", "gpus", "skip", "reason"}]``) from ``history``
-    (point documents of the same matrix and model); ``width``: points at once (the parallelism)."""
+def estimate_matrix(points, histories, width=1):
+    """Estimates of planned points (``[{"name", "settings", "model", "gpus", "skip", "reason"}]``) from
+    ``histories`` ({model: point documents of the same matrix and model}); ``width``: points at once (the
+    parallelism)."""
     listed, estimated_s, gpu_s = [], 0.0, 0.0
     counts = {"same": 0, "nearest": 0, "none": 0}
     for point in points:
@@ -98,7 +99,7 @@ def estimate_matrix(points, history, width=1):
         if point.get("skip"):
             entry.update(estimate_s=None, basis="skipped")
         else:
-            entry.update(estimate_point(point.get("settings") or {}, history))
+            entry.update(estimate_point(point.get("settings") or {}, histories.get(point.get("model")) or ()))
             if entry["estimate_s"] is None:
                 counts["none"] += 1
             else:

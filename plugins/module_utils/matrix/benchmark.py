@@ -142,40 +142,22 @@ class _EmptyHistory:
 
 
 def estimate_cost(plan, capacity, store, workload):
-    """What the matrix will cost (``capacity/estimate.py``) from the points of earlier runs in ``store``."""
+    """What the matrix will cost (``capacity/estimate.py``) from the points of earlier runs in ``store``
+    (one batch of history look-ups: one per model the points serve)."""
     capacity = capacity or {}
-    models = {(capacity.get(p.name) or {}).get("model") for p in plan.points}
-    history = {}
-    for model in models:
-        history[model] = store.history_batch([estimate_lib.history_query(workload, plan.section["name"], model)],
-                                             ignore_keys=estimate_lib.POINT_DETAIL_LABELS)[0]
-    by_model = {}
+    points = []
     for p in plan.points:
         verdict = capacity.get(p.name) or {}
-        by_model.setdefault(verdict.get("model"), []).append({
-            "name": p.name, "settings": p.settings, "gpus": verdict.get("gpus", 0), "skip": verdict.get("skip", False),
-            "reason": verdict.get("reason")})
+        points.append({"name": p.name, "settings": p.settings, "model": verdict.get("model"),
+                       "gpus": verdict.get("gpus", 0), "skip": verdict.get("skip", False), "reason": verdict.get("reason")})
+    models = sorted({point["model"] for point in points}, key=str)
+    answers = store.history_batch([estimate_lib.history_query(workload, plan.section["name"], m) for m in models],
+                                  ignore_keys=estimate_lib.POINT_DETAIL_LABELS)
     width = matrix_lib.parse_parallelism(plan.section.get("parallelism"))[1]
-    listed, estimates = [], []
-    for model, points in by_model.items():
-        estimates.append(estimate_lib.estimate_matrix(points, history[model], width))
-    order = {p.name: i for i, p in enumerate(plan.points)}
-    for result in estimates:
-        listed.extend(result["points"])
-    listed.sort(key=lambda entry: order[entry["name"]])
-    combined = estimate_lib.estimate_matrix([], [], width)
-    combined["points"] = listed
-    totals = combined["totals"]
-    for key in ("points", "skipped", "to_run", "gpus", "from_same_settings", "from_nearest", "without_history"):
-        totals[key] = sum(r["totals"][key] for r in estimates)
-    totals["estimated_duration_s"] = round(sum(r["totals"]["estimated_duration_s"] for r in estimates), 1)
-    totals["estimated_gpu_hours"] = round(sum(r["totals"]["estimated_gpu_hours"] for r in estimates), 3)
-    totals["rests_on_history"] = "%d of %d point(s) to run (%d with the same settings, %d from the nearest)" % (
-        totals["from_same_settings"] + totals["from_nearest"], totals["to_run"], totals["from_same_settings"],
-        totals["from_nearest"])
-    combined["workload"], combined["matrix"] = workload, plan.section["name"]
-    combined["line"] = estimate_lib.summary_line(combined)
-    return combined
+    result = estimate_lib.estimate_matrix(points, dict(zip(models, answers)), width)
+    result.update(workload=workload, matrix=plan.section["name"])
+    result["line"] = estimate_lib.summary_line(result)
+    return result
 
 
 def status(plan, parent_dir, plots_pattern="*__plots"):

@@ -312,7 +312,7 @@ def test_cost_estimate_from_earlier_points():
                doc({"rate": 5}, 999, code=1)]
     points = [{"name": "a", "settings": {"rate": 1}, "gpus": 2}, {"name": "b", "settings": {"rate": 10}, "gpus": 1},
               {"name": "c", "settings": {"rate": 1}, "gpus": 1, "skip": True}]
-    result = estimate.estimate_matrix(points, history)
+    result = estimate.estimate_matrix(points, {None: history})
     a, b, c = result["points"]
     assert a["estimate_s"] == 110 and a["basis"] == "same settings" and a["runs"] == 3
     assert b["estimate_s"] == 110 and b["basis"].startswith("nearest (differs in rate: 10 here, 1 before")
@@ -321,7 +321,7 @@ def test_cost_estimate_from_earlier_points():
     assert totals["estimated_duration_s"] == 220 and totals["estimated_gpu_hours"] == pytest.approx((110 * 2 + 110) / 3600.0,
                                                                                                     abs=0.001)
     assert totals["skipped"] == 1 and totals["rests_on_history"].startswith("2 of 2 point(s) to run (1 with the same")
-    none = estimate.estimate_matrix(points[:1], [])
+    none = estimate.estimate_matrix(points[:1], {})
     assert none["points"][0]["basis"] == "no history" and none["totals"]["without_history"] == 1
     compared = estimate.compare(result, {"a": (100.0, 2), "b": (132.0, 1)})
     assert compared["points_compared"] == 2 and compared["line"] == (
