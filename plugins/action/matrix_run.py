@@ -69,6 +69,8 @@ class ActionModule(PerfscaleAction):
         result["executor"] = executor
         # an executor that runs points on a cluster: it answers, before any point runs, or one line
         role = executors.executor_class(executor).cluster_role(plan.section)
+        # the cluster it runs points on (None: none), whose lease the benchmark playbook takes
+        result["cluster_role"] = role
         if role and not plan.section.get("rehearsal"):
             reachability.require_reachable(role, self._cluster_connections(task_vars)[role])
         if args["status_only"]:

@@ -98,6 +98,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_role:
+  description: The cluster role (C(sutest), C(driver)) the executor runs points on, null when none
+    (the benchmark playbook takes that cluster's lease, see M(perfscale.topsail.cluster_lease)).
+  returned: success
+  type: str
+  version_added: 0.4.0
 rehearsal:
   description: Whether this was a rehearsal.
   returned: always

@@ -340,12 +340,25 @@ def regression_model():
 def clusters_model():
     import pydantic
 
+    class Lease(pydantic.BaseModel):
+        """One test run at a time per cluster (module_utils/kube/cluster_lease.py)."""
+        model_config = _strict()
+        namespace: str = pydantic.Field(default="perfscale-topsail", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+                                        max_length=63)
+        # a holder silent this long is taken over; it renews every third of it
+        duration_s: int = pydantic.Field(default=60, ge=3, le=3600)
+        # seconds between two looks of a waiting run
+        poll_s: float = pydantic.Field(default=5.0, gt=0, le=300)
+        # give up waiting after this long (0: wait as long as it takes)
+        wait_timeout_s: float = pydantic.Field(default=0, ge=0)
+
     class Clusters(pydantic.BaseModel):
         model_config = _strict()
         # leave what a flow made: its cleanup_after step does not run
         keep: bool = False
         # label of the namespaces a flow creates (its cleanups select them by it)
         owner_label: str = pydantic.Field(default="perfscale.topsail/flow", min_length=1)
+        lease: Lease = Lease()
 
     return Clusters
 
