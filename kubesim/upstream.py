@@ -28,6 +28,8 @@ TEKTON = "https://github.com/tektoncd/pipeline"
 TEKTON_COMMIT = "3ee1745ae5b2d9175b11917d7c1935eaad44910c"
 MAO = "https://github.com/openshift/machine-api-operator"
 MAO_COMMIT = "951196122fe4f1115782da6c14660116905029c4"
+KUBERAY = "https://github.com/ray-project/kuberay"
+KUBERAY_COMMIT = "feeaf72facab4881ba2b179248bb67315634e229"
 OCM = "https://github.com/openshift/openshift-controller-manager"
 OCM_COMMIT = "26d20feae8892f648f5b06ed3f5492fe6ffb4532"
 
@@ -85,6 +87,13 @@ SOURCES = {
     "pytorchjob": Source("https://github.com/kubeflow/trainer", "3a3a1da8d5287f9f96e1b2d3be6a4b6ad756566d",
                          "pkg/controller.v1/common/job.go, pkg/controller.v1/pytorch/pytorchjob_controller.go, "
                          "pkg/util/status.go (branch release-1.9, the training-operator v1 line)"),
+    "raycluster": Source(KUBERAY, KUBERAY_COMMIT, "ray-operator/controllers/ray/raycluster_controller.go, "
+                                                  "ray-operator/controllers/ray/common/pod.go, "
+                                                  "ray-operator/controllers/ray/common/service.go, "
+                                                  "ray-operator/apis/ray/v1/raycluster_types.go"),
+    "rayjob": Source(KUBERAY, KUBERAY_COMMIT, "ray-operator/controllers/ray/rayjob_controller.go, "
+                                              "ray-operator/controllers/ray/common/job.go, "
+                                              "ray-operator/apis/ray/v1/rayjob_types.go"),
     "trainjob": Source("https://github.com/kubeflow/trainer", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3",
                        "pkg/controller/trainjob_controller.go, pkg/runtime/framework/plugins/jobset"),
     "tekton-pipelinerun": Source(TEKTON, TEKTON_COMMIT, "pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, "

@@ -72,7 +72,7 @@ COMPONENTS = {
     "llamastackoperator": Component("LlamaStackOperatorReady", ["llama-stack-k8s-operator-controller-manager"]),
     "modelmeshserving": Component("ModelMeshServingReady", ["modelmesh-controller"]),
     "modelregistry": Component("ModelRegistryReady", ["model-registry-operator-controller-manager"]),
-    "ray": Component("RayReady", ["kuberay-operator"], ["ray.io/RayCluster"]),
+    "ray": Component("RayReady", ["kuberay-operator"], ["ray.io/RayCluster", "ray.io/RayJob"]),
     "trainingoperator": Component("TrainingOperatorReady", ["kubeflow-training-operator"],
                                   ["kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob",
                                    "trainer.kubeflow.org/ClusterTrainingRuntime", "trainer.kubeflow.org/TrainingRuntime"]),

@@ -27,6 +27,7 @@ from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler
                                           KueueReconciler, ServiceMeshControlPlaneReconciler,
                                           ServiceMeshMemberRollReconciler)
 from kubesim.controllers.pods import PodController
+from kubesim.controllers.ray import RayClusterController, RayJobController
 from kubesim.controllers.storage import VolumeBinder
 from kubesim.controllers.tekton import PipelineRunController, TaskRunController
 from kubesim.controllers.training import PyTorchJobController, TrainJobController
@@ -40,7 +41,7 @@ OLM = (CatalogSourceController, OperatorGroupController, SubscriptionController,
 OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitializationController,
              DataScienceClusterController, InferenceServiceController, LLMInferenceServiceController,
              GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
-             PyTorchJobController, TrainJobController, DemoAppReconciler, KueueReconciler,
+             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
              AuthorinoReconciler, PipelineRunController, TaskRunController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,

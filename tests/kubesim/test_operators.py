@@ -391,3 +391,83 @@ def test_trainjob(kubectl):
     kubectl("wait", "--for=condition=Failed", "trainjob/train-nowhere", "-n", "llm", "--timeout=30s")
     failed = next(c for c in get(kubectl, "trainjob", "train-nowhere", "-n", "llm")["status"]["conditions"])
     assert failed["reason"] == "TrainingRuntimeNotSupported"
+
+
+def rayjob(name, annotations, workers=1):
+    template = {"spec": {"containers": [{"name": "ray-head", "image": "quay.io/rhoai/ray:2.35.0-py311-cu121",
+                                         "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": "llm", "annotations": annotations},
+            "spec": {"entrypoint": "python3 /mnt/entrypoint/entrypoint.py", "shutdownAfterJobFinishes": True,
+                     "rayClusterSpec": {"rayVersion": "2.35.0",
+                                        "headGroupSpec": {"rayStartParams": {"dashboard-host": "0.0.0.0"},
+                                                          "template": template},
+                                        "workerGroupSpecs": [{"groupName": "workers", "replicas": workers,
+                                                              "minReplicas": workers, "maxReplicas": workers,
+                                                              "rayStartParams": {}, "template": template}]}}}
+
+
+def rayjob_state(obj):
+    status = obj.get("status") or {}
+    return "%s/%s" % (status.get("jobDeploymentStatus") or "", status.get("jobStatus") or "") if status else None
+
+
+def test_rayjob_through_kuberay(sim, kubectl):
+    kubectl("patch", "dsc", "default-dsc", "--type=merge", "-p",
+            json.dumps({"spec": {"components": {"ray": {"managementState": "Managed"}}}}))
+    kubectl("wait", "--for=condition=Established", "crd/rayjobs.ray.io", "--timeout=60s")
+    kubectl("wait", "--for=condition=Available", "deployment/kuberay-operator", "-n", "redhat-ods-applications",
+            "--timeout=60s")
+    with recorded_states(sim, ("ray.io", "rayjobs"), "bench", rayjob_state) as states:
+        apply(kubectl, rayjob("bench", {PREFIX + "log": "iperf Done.\nSCRIPT SUCCEEDED", PREFIX + "duration-s": "20"}),
+              rayjob("bench-bad", {PREFIX + "fail": "ValueError: no GPU"}))
+        kubectl("wait", "--for=jsonpath={.status.jobDeploymentStatus}=Complete", "rayjob/bench", "-n", "llm",
+                "--timeout=90s")
+    # the rollout KubeRay goes through: the cluster first, then the submitter, the Ray job's own states,
+    # and SUCCEEDED seen while the deployment is still Running (until the submitter Job completes)
+    assert states == ["Initializing/", "Running/", "Running/PENDING", "Running/RUNNING", "Running/SUCCEEDED",
+                      "Complete/SUCCEEDED"], states
+    status = get(kubectl, "rayjob", "bench", "-n", "llm")["status"]
+    cluster_name = status["rayClusterName"]
+    assert cluster_name.startswith("bench-") and status["jobId"].startswith("bench-")
+    assert status["dashboardURL"] == "%s-head-svc.llm.svc.cluster.local:8265" % cluster_name
+    assert (status["succeeded"], status["failed"], status["message"]) == (1, 0, "Job finished successfully.")
+    assert status["rayClusterStatus"]["state"] == "ready" and status["endTime"]
+    log = kubectl("logs", "job/bench", "-n", "llm").stdout
+    assert "Job '%s' submitted successfully" % status["jobId"] in log and log.rstrip().endswith("SCRIPT SUCCEEDED")
+    submitter = get(kubectl, "job", "bench", "-n", "llm")
+    container = submitter["spec"]["template"]["spec"]["containers"][0]
+    assert container["name"] == "ray-job-submitter" and submitter["spec"]["backoffLimit"] == 2
+    assert "ray job submit --address http://%s --no-wait" % status["dashboardURL"] in container["args"][0]
+    # shutdownAfterJobFinishes: the cluster is deleted, the submitter Job kept for its logs
+    kubectl("wait", "--for=delete", "raycluster/" + cluster_name, "-n", "llm", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.jobDeploymentStatus}=Failed", "rayjob/bench-bad", "-n", "llm",
+            "--timeout=90s")
+    bad = get(kubectl, "rayjob", "bench-bad", "-n", "llm")["status"]
+    assert (bad["jobStatus"], bad["reason"], bad["failed"]) == ("FAILED", "AppFailed", 1)
+    assert "ValueError: no GPU" in bad["message"]
+
+
+def test_raycluster_status_as_kuberay_writes_it(sim, kubectl):
+    spec = rayjob("x", {}, workers=2)["spec"]["rayClusterSpec"]
+    with recorded_states(sim, ("ray.io", "rayclusters"), "standalone",
+                         lambda o: ((o.get("status") or {}).get("state", ""), next(
+                             (c["status"] for c in (o.get("status") or {}).get("conditions") or ()
+                              if c["type"] == "RayClusterProvisioned"), None))) as states:
+        apply(kubectl, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                        "metadata": {"name": "standalone", "namespace": "llm"}, "spec": spec})
+        kubectl("wait", "--for=jsonpath={.status.state}=ready", "raycluster/standalone", "-n", "llm", "--timeout=60s")
+    assert states == [("", None), ("", "False"), ("ready", "True")], states
+    status = get(kubectl, "raycluster", "standalone", "-n", "llm")["status"]
+    assert (status["desiredWorkerReplicas"], status["readyWorkerReplicas"], status["availableWorkerReplicas"]) == (2, 2, 2)
+    assert (status["desiredCPU"], status["desiredMemory"], status["desiredGPU"]) == ("3", "6Gi", "0")
+    assert status["head"]["serviceName"] == "standalone-head-svc" and status["head"]["podIP"] == status["head"]["serviceIP"]
+    assert status["endpoints"]["dashboard"] == "8265"
+    pods = get(kubectl, "pods", "-n", "llm", "-l", "ray.io/cluster=standalone")["items"]
+    assert sorted(p["metadata"]["labels"]["ray.io/node-type"] for p in pods) == ["head", "worker", "worker"]
+    head = next(p for p in pods if p["metadata"]["labels"]["ray.io/node-type"] == "head")
+    assert head["metadata"]["name"].startswith("standalone-head-")
+    assert "ray start --head --block --dashboard-host=0.0.0.0" in head["spec"]["containers"][0]["args"][0]
+    conditions = {c["type"]: c["reason"] for c in status["conditions"]}
+    assert conditions["HeadPodReady"] == "HeadPodRunningAndReady"
+    assert conditions["RayClusterProvisioned"] == "AllPodRunningAndReadyFirstTime"
