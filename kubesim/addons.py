@@ -21,6 +21,8 @@ because aggregated APIs are not stored) and registered by name in an
   InferencePool CRDs (with ``gateway-api``), as a KServe install brings them;
 - ``kubeflow``: PyTorchJob, TrainJob, (Cluster)TrainingRuntime CRDs and a
   ``torch-distributed`` ClusterTrainingRuntime;
+- ``kuberay``: RayCluster and RayJob CRDs and a ``kuberay-operator`` Deployment (run by
+  :mod:`kubesim.controllers.ray`);
 - ``tekton``: Tekton Pipelines' Pipeline, PipelineRun, Task and TaskRun CRDs (run by
   :mod:`kubesim.controllers.tekton`);
 - ``gpu-ready``: the GPU nodes as NFD and the GPU operator leave them (labels,
@@ -37,6 +39,7 @@ GATEWAY_CRDS = ["gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8
                 "gateway.networking.k8s.io/HTTPRoute"]
 KSERVE_CRDS = ["serving.kserve.io/InferenceService", "serving.kserve.io/ServingRuntime",
                "serving.kserve.io/LLMInferenceService", "inference.networking.k8s.io/InferencePool"]
+KUBERAY_CRDS = ["ray.io/RayCluster", "ray.io/RayJob"]
 TEKTON_CRDS = ["tekton.dev/Pipeline", "tekton.dev/PipelineRun", "tekton.dev/Task", "tekton.dev/TaskRun"]
 KUBEFLOW_CRDS = ["kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob",
                  "trainer.kubeflow.org/ClusterTrainingRuntime", "trainer.kubeflow.org/TrainingRuntime"]
@@ -157,6 +160,16 @@ class KubeflowAddon(Addon):
         install_default_training_runtime(sim.cluster)
 
 
+class KubeRayAddon(Addon):
+    name = "kuberay"
+
+    def install(self, sim):
+        apis.install_crds(sim.cluster, KUBERAY_CRDS)
+        _namespace(sim.cluster, "ray-system")
+        _simulated_deployment(sim.cluster, "ray-system", "kuberay-operator",
+                              labels={"app.kubernetes.io/name": "kuberay-operator"})
+
+
 class TektonAddon(Addon):
     name = "tekton"
 
@@ -232,7 +245,7 @@ class AddonRegistry:
         return self._classes[name]()
 
 
-BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, TektonAddon, GPUReadyAddon,
+BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, KubeRayAddon, TektonAddon, GPUReadyAddon,
                   PrometheusOperatorAddon, OpenShiftAddon)
 
 

@@ -87,6 +87,8 @@ class KubeSim:
         self.cluster.defaulters.append(apply_defaults)
         self.cluster.defaulters.append(apply_crd_defaults)
         self.image_behaviours = ImageBehaviours(s.image_behaviours)
+        # controllers that run a program inside pods they create (KubeRay's Ray jobs) read them too
+        self.cluster.image_behaviours = self.image_behaviours
         self.cluster.hooks.append(self.image_behaviours.hook)
         self.faults = Faults()
         self.cluster.faults = self.faults

@@ -47,7 +47,9 @@ RayJob (rayjob_controller.go, common/job.go; submission mode K8sJobMode):
 
 kubesim steering (annotations of the RayJob, ``kubesim.perfscale.io/``): ``log`` is what the
 entrypoint prints (the submitter's log), ``duration-s`` how long it runs, ``fail`` makes the Ray job
-end ``FAILED`` with that text in its message.
+end ``FAILED`` with that text in its message; without them, the image behaviours of the head's image
+(``ray-job-log``, ``ray-job-duration-s``, ``ray-job-fail``) say it, for a role's RayJob that carries no
+kubesim annotation.
 
 Simplified: no finalizer on the RayJob, no autoscaler, suspend, retries (``backoffLimit``),
 interactive or HTTP submission modes, ingress, GCS fault tolerance; the Ray dashboard is not
@@ -180,8 +182,8 @@ class RayClusterController(OperatorReconciler):
                 ray["args"] = [("%s; " % user if user else "") + start.strip()]
             env = [] if head else [{"name": "FQ_RAY_IP", "value": fqdn(name, namespace)},
                                    {"name": "RAY_IP", "value": head_service_name(name)}]
-            env += [{"name": "RAY_CLUSTER_NAME", "valueFrom": {"fieldRef": {"fieldPath":
-                                                                             "metadata.labels['ray.io/cluster']"}}},
+            cluster_label = {"fieldRef": {"fieldPath": "metadata.labels['ray.io/cluster']"}}
+            env += [{"name": "RAY_CLUSTER_NAME", "valueFrom": cluster_label},
                     {"name": "RAY_CLUSTER_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
                     {"name": "RAY_PORT", "value": "6379"}, {"name": "RAY_ADDRESS", "value": address},
                     {"name": "RAY_USAGE_STATS_KUBERAY_IN_USE", "value": "1"}]
@@ -331,6 +333,20 @@ class RayClusterController(OperatorReconciler):
         self.write_status(ref, change_with_time)
 
 
+def ray_job_steering(cluster, job, head_image):
+    """``(log, duration-s, fail)`` of the Ray job: the RayJob's annotations, else the head image's behaviours."""
+    behaviours = getattr(cluster, "image_behaviours", None)
+    rule = behaviours.annotations_for(head_image) if behaviours is not None else {}
+    return (annotation(job, "log") or rule.get(PREFIX + "ray-job-log", ""),
+            annotation(job, "duration-s") or rule.get(PREFIX + "ray-job-duration-s"),
+            annotation(job, "fail") or rule.get(PREFIX + "ray-job-fail"))
+
+
+def head_image(spec):
+    head = ((spec.get("headGroupSpec") or {}).get("template") or {})
+    return (((head.get("spec") or {}).get("containers") or [{}])[0]).get("image", "")
+
+
 class RayJobController(OperatorReconciler):
     name = "rayjob"
     key = RAYJOBS
@@ -413,8 +429,8 @@ class RayJobController(OperatorReconciler):
     def _create_submitter(self, job, ray_cluster, job_id, dashboard):
         meta = job["metadata"]
         spec = job.get("spec") or {}
-        head = (((ray_cluster.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {})
-        image = (((head.get("spec") or {}).get("containers") or [{}])[0]).get("image", "rayproject/ray:2.35.0")
+        image = head_image(ray_cluster.get("spec") or {}) or "rayproject/ray:2.35.0"
+        log, duration, _failure = ray_job_steering(self.cluster, job, image)
         address = "http://%s" % dashboard
         runtime_env = " --runtime-env-json %r" % spec["runtimeEnvYAML"] if spec.get("runtimeEnvYAML") else ""
         args = ("until python -c \"import urllib.request; r=urllib.request.urlopen('%s/api/gcs_healthz', timeout=10); "
@@ -430,9 +446,11 @@ class RayJobController(OperatorReconciler):
                          "-------------------------------------------------------",
                          "Job '%s' submitted successfully" % job_id,
                          "-------------------------------------------------------", "",
-                         annotation(job, "log", "")])
+                         log])
         template_meta["annotations"].update({PREFIX + "log": log, PREFIX + "outcome": "Succeeded",
                                              PREFIX + "run-local": "false"})
+        if duration:
+            template_meta["annotations"][PREFIX + "duration-s"] = str(duration)
         body = {
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": labels,
@@ -470,7 +488,8 @@ class RayJobController(OperatorReconciler):
         values = {}
         if submitted and job_status not in TERMINAL_JOB:
             if any(pod_phase(p) == "Succeeded" for p in submitted):
-                failure = annotation(job, "fail")
+                spec = (job.get("spec") or {}).get("rayClusterSpec") or {}
+                failure = ray_job_steering(cluster, job, head_image(spec))[2]
                 job_status = "FAILED" if failure else "SUCCEEDED"
                 values["message"] = ("Job entrypoint command failed with exit code 1, last available logs (truncated "
                                      "to 20,000 chars):\n%s" % failure) if failure else RAY_MESSAGES["SUCCEEDED"]
@@ -509,4 +528,3 @@ class RayJobController(OperatorReconciler):
         if name and self.cluster.store.get(RAYCLUSTERS, ref.namespace, name) is not None:
             delete_quietly(self.cluster, self.cluster.resource_for_key(RAYCLUSTERS), ref.namespace, name)
         return None
-

@@ -37,7 +37,6 @@ NOT_PROVIDED = {
     "storage download_to_image": "builds an image: needs an image build service this project does not drive",
     "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
-    "fine_tuning ray_fine_tuning_job": "needs the Ray operator (KubeRay), which this project does not drive",
     "pipelines deploy_application": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
     "pipelines run_kfp_notebook": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
     "pipelines capture_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",

@@ -80,6 +80,7 @@ JUDGE_OF_KIND = {
     ("tekton.dev", "PipelineRun"): "pipelinerun",
     ("tekton.dev", "TaskRun"): "taskrun",
     ("kubeflow.org", "PyTorchJob"): "pytorchjob",
+    ("ray.io", "RayJob"): "rayjob",
     ("trainer.kubeflow.org", "TrainJob"): "trainjob",
     ("config.openshift.io", "ClusterOperator"): "clusteroperators",
     ("config.openshift.io", "ClusterVersion"): "clusterversion",

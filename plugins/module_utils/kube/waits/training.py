@@ -90,4 +90,52 @@ class TrainJobFinished(Judge):
         return waiting("%s: running (%s)" % (name, counts or "no jobs yet"))
 
 
-JUDGES = (PyTorchJobFinished, TrainJobFinished)
+KUBERAY = ("https://github.com/ray-project/kuberay", "ray-operator/controllers/ray/rayjob_controller.go, "
+           "ray-operator/apis/ray/v1/rayjob_types.go (feeaf72facab4881ba2b179248bb67315634e229)")
+
+
+class RayJobFinished(Judge):
+    """A RayJob ``Complete`` with its Ray job ``SUCCEEDED``; ``Failed`` (``AppFailed``,
+    ``SubmissionFailed``, ``DeadlineExceeded``...) or ``ValidationFailed`` ends the wait, and so does a
+    ``Complete`` job whose Ray job was ``STOPPED``. Initializing (the RayCluster coming up: its
+    provisioning condition in the summary), Running with the Ray job empty, PENDING, RUNNING - or
+    already SUCCEEDED while the submitter Job finishes -, Retrying, Suspended are waited through."""
+
+    name = "rayjob"
+    description = "a RayJob Complete with its Ray job SUCCEEDED"
+    api_version = "ray.io/v1"
+    kind = "RayJob"
+    upstream = KUBERAY
+
+    def observe(self, found, target):
+        job = self.subject(found, target)
+        if job is None:
+            return self.absent(target)
+        name = describe(job)
+        status = status_of(job)
+        deployment = status.get("jobDeploymentStatus") or ""
+        ray_status = status.get("jobStatus") or ""
+        detail = "; ".join(part for part in (status.get("reason"), (status.get("message") or "").strip()) if part)
+        if deployment in ("Failed", "ValidationFailed"):
+            return failed("%s: %s%s (Ray job %s)" % (name, deployment, ": " + detail if detail else "",
+                                                     ray_status or "not started"))
+        if deployment == "Complete":
+            if ray_status == "SUCCEEDED":
+                return ready("%s: Complete, Ray job SUCCEEDED" % name)
+            why = ": " + detail if detail else ""
+            return failed("%s: Complete, but the Ray job is %s%s" % (name, ray_status or "unknown", why))
+        if deployment == "Initializing":
+            cluster = status.get("rayClusterStatus") or {}
+            provisioned = next((c for c in cluster.get("conditions") or () if c.get("type") == "RayClusterProvisioned"),
+                               None)
+            head = next((c for c in cluster.get("conditions") or () if c.get("type") == "HeadPodReady"), None)
+            text = "RayCluster %s %s" % (status.get("rayClusterName") or "?", cluster.get("state") or "not ready")
+            if provisioned and provisioned.get("status") != "True":
+                text += " (%s workers ready of %s; head: %s)" % (
+                    cluster.get("readyWorkerReplicas", 0), cluster.get("desiredWorkerReplicas", 0),
+                    (head or {}).get("reason") or "not found")
+            return waiting("%s: Initializing, %s" % (name, text))
+        return waiting("%s: %s, Ray job %s" % (name, deployment or "new", ray_status or "not submitted yet"))
+
+
+JUDGES = (PyTorchJobFinished, TrainJobFinished, RayJobFinished)
