@@ -94,6 +94,10 @@ SOURCES = {
     "rayjob": Source(KUBERAY, KUBERAY_COMMIT, "ray-operator/controllers/ray/rayjob_controller.go, "
                                               "ray-operator/controllers/ray/common/job.go, "
                                               "ray-operator/apis/ray/v1/rayjob_types.go"),
+    "dspa": Source("https://github.com/opendatahub-io/data-science-pipelines-operator",
+                   "5e01e73f08558c70f5bcf899c540cf3dc1bd8322",
+                   "controllers/dspipeline_controller.go, controllers/dspastatus/dspa_status.go, "
+                   "controllers/dspipeline_params.go, controllers/database.go, controllers/storage.go, controllers/mlmd.go"),
     "trainjob": Source("https://github.com/kubeflow/trainer", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3",
                        "pkg/controller/trainjob_controller.go, pkg/runtime/framework/plugins/jobset"),
     "tekton-pipelinerun": Source(TEKTON, TEKTON_COMMIT, "pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, "

@@ -26,6 +26,7 @@ from kubesim.controllers.openshift import (BuildConfigController, BuildControlle
 from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler, KnativeServingReconciler,
                                           KueueReconciler, ServiceMeshControlPlaneReconciler,
                                           ServiceMeshMemberRollReconciler)
+from kubesim.controllers.dspa import DSPAController
 from kubesim.controllers.pods import PodController
 from kubesim.controllers.ray import RayClusterController, RayJobController
 from kubesim.controllers.storage import VolumeBinder
@@ -41,7 +42,7 @@ OLM = (CatalogSourceController, OperatorGroupController, SubscriptionController,
 OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitializationController,
              DataScienceClusterController, InferenceServiceController, LLMInferenceServiceController,
              GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
-             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DemoAppReconciler, KueueReconciler,
+             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
              AuthorinoReconciler, PipelineRunController, TaskRunController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,

@@ -415,6 +415,7 @@ def rayjob_state(obj):
 def test_rayjob_through_kuberay(sim, kubectl):
     kubectl("patch", "dsc", "default-dsc", "--type=merge", "-p",
             json.dumps({"spec": {"components": {"ray": {"managementState": "Managed"}}}}))
+    kubectl("wait", "--for=condition=RayReady", "dsc/default-dsc", "--timeout=60s")
     kubectl("wait", "--for=condition=Established", "crd/rayjobs.ray.io", "--timeout=60s")
     kubectl("wait", "--for=condition=Available", "deployment/kuberay-operator", "-n", "redhat-ods-applications",
             "--timeout=60s")
@@ -471,3 +472,61 @@ def test_raycluster_status_as_kuberay_writes_it(sim, kubectl):
     conditions = {c["type"]: c["reason"] for c in status["conditions"]}
     assert conditions["HeadPodReady"] == "HeadPodRunningAndReady"
     assert conditions["RayClusterProvisioned"] == "AllPodRunningAndReadyFirstTime"
+
+
+def dspa(name, **spec):
+    body = {"dspVersion": "v2",
+            "database": {"mariaDB": {"deploy": True, "pipelineDBName": "mlpipeline", "pvcSize": "10Gi",
+                                     "username": "mlpipeline"}},
+            "objectStorage": {"minio": {"image": "quay.io/opendatahub/minio:RELEASE.2019-08-14T20-37-41Z-license-compliance"}}}
+    body.update(spec)
+    return {"apiVersion": "datasciencepipelinesapplications.opendatahub.io/v1", "kind": "DataSciencePipelinesApplication",
+            "metadata": {"name": name, "namespace": "llm"}, "spec": body}
+
+
+def dspa_state(obj):
+    conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or ()}
+    if not conditions:
+        return None
+    return tuple("%s=%s" % (t, conditions[t]["reason"]) for t in ("DatabaseAvailable", "APIServerReady",
+                                                                    "MLMDProxyReady", "Ready")
+                 if t in conditions) + (conditions["Ready"]["status"],)
+
+
+def test_dspa_through_the_data_science_pipelines_operator(sim, kubectl):
+    kubectl("patch", "dsc", "default-dsc", "--type=merge", "-p",
+            json.dumps({"spec": {"components": {"datasciencepipelines": {"managementState": "Managed"}}}}))
+    kubectl("wait", "--for=condition=DataSciencePipelinesReady", "dsc/default-dsc", "--timeout=60s")
+    kubectl("wait", "--for=condition=Established",
+            "crd/datasciencepipelinesapplications.datasciencepipelinesapplications.opendatahub.io", "--timeout=60s")
+    kubectl("wait", "--for=condition=Available", "deployment/data-science-pipelines-operator-controller-manager",
+            "-n", "redhat-ods-applications", "--timeout=60s")
+    with recorded_states(sim, ("datasciencepipelinesapplications.opendatahub.io", "datasciencepipelinesapplications"),
+                         "sample", dspa_state) as states:
+        apply(kubectl, dspa("sample"), dspa("old", dspVersion="v1"))
+        kubectl("wait", "--for=condition=Ready", "dspa/sample", "-n", "llm", "--timeout=120s")
+    # the database first (connection refused while mariadb starts), then the components deploying, MLMD
+    # waiting once for the service-ca's secret, then ready
+    assert states[0][0] == "DatabaseAvailable=FailingToDeploy" and states[0][-1] == "False", states
+    assert any("APIServerReady=Deploying" in s for s in states), states
+    assert any("MLMDProxyReady=FailingToDeploy" in s for s in states), states
+    assert states[-1] == ("DatabaseAvailable=DatabaseAvailable", "APIServerReady=MinimumReplicasAvailable",
+                          "MLMDProxyReady=MinimumReplicasAvailable", "Ready=MinimumReplicasAvailable", "True"), states
+    status = get(kubectl, "dspa", "sample", "-n", "llm")["status"]
+    assert [c["type"] for c in status["conditions"]] == [
+        "DatabaseAvailable", "ObjectStoreAvailable", "APIServerReady", "PersistenceAgentReady", "ScheduledWorkflowReady",
+        "WorkflowControllerReady", "MLMDProxyReady", "WebhookReady", "ManagedPipelineValid", "Ready"]
+    by_type = {c["type"]: c for c in status["conditions"]}
+    assert by_type["MLMDProxyReady"]["message"] == "Component [ds-pipeline-scheduledworkflow-sample] is minimally available."
+    assert (by_type["WebhookReady"]["status"], by_type["WebhookReady"]["reason"]) == ("False", "NotApplicable")
+    assert by_type["Ready"]["message"] == "All components are ready."
+    assert status["components"]["apiServer"]["url"] == "https://ds-pipeline-sample.llm.svc.cluster.local:8443"
+    assert status["components"]["apiServer"]["externalUrl"].startswith("https://ds-pipeline-sample-llm.")
+    deployments = {d["metadata"]["name"] for d in get(kubectl, "deployments", "-n", "llm", "-l", "dspa=sample")["items"]}
+    assert deployments == {"mariadb-sample", "minio-sample", "ds-pipeline-sample", "ds-pipeline-persistenceagent-sample",
+                           "ds-pipeline-scheduledworkflow-sample", "ds-pipeline-workflow-controller-sample",
+                           "ds-pipeline-metadata-grpc-sample", "ds-pipeline-metadata-envoy-sample"}
+    kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Ready')].reason}=UnsupportedVersion", "dspa/old",
+            "-n", "llm", "--timeout=30s")
+    old = {c["type"]: c for c in get(kubectl, "dspa", "old", "-n", "llm")["status"]["conditions"]}
+    assert old["Ready"]["message"].startswith("unsupported DSP version v1 detected.")
