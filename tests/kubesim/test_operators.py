@@ -488,9 +488,8 @@ def dspa_state(obj):
     conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or ()}
     if not conditions:
         return None
-    return tuple("%s=%s" % (t, conditions[t]["reason"]) for t in ("DatabaseAvailable", "APIServerReady",
-                                                                    "MLMDProxyReady", "Ready")
-                 if t in conditions) + (conditions["Ready"]["status"],)
+    types = ("DatabaseAvailable", "APIServerReady", "MLMDProxyReady", "Ready")
+    return tuple("%s=%s" % (t, conditions[t]["reason"]) for t in types if t in conditions) + (conditions["Ready"]["status"],)
 
 
 def test_dspa_through_the_data_science_pipelines_operator(sim, kubectl):

@@ -37,10 +37,8 @@ NOT_PROVIDED = {
     "storage download_to_image": "builds an image: needs an image build service this project does not drive",
     "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
-    "pipelines deploy_application": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
-    "pipelines run_kfp_notebook": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
-    "pipelines capture_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
-    "pipelines capture_notebooks_state": "Data Science Pipelines (Kubeflow Pipelines) are not driven by this project",
+    "pipelines run_kfp_notebook": ("runs a notebook in an RHOAI workbench that submits pipeline runs, waited for "
+                                   "through Argo Workflows: planned (issue 28), not written yet"),
 }
 # commands of the reference planned here and not written yet: said so, rather than "unknown"
 

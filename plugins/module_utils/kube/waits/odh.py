@@ -96,4 +96,44 @@ class DataScienceClusterReady(Judge):
         return waiting("%s: phase %s (%s)" % (describe(dsc), phase, detail))
 
 
-JUDGES = (DSCInitializationReady, DataScienceClusterReady)
+DSPO = ("https://github.com/opendatahub-io/data-science-pipelines-operator",
+        "controllers/dspastatus/dspa_status.go, controllers/dspipeline_controller.go "
+        "(5e01e73f08558c70f5bcf899c540cf3dc1bd8322)")
+# reasons the operator never retries by itself: only a changed DSPA clears them
+DSPA_FINAL_REASONS = ("UnsupportedVersion",)
+DSPA_NOT_BLOCKING = ("NotApplicable", "ManagedPipelinesFetchError")
+
+
+class DataSciencePipelinesApplicationReady(Judge):
+    """A DataSciencePipelinesApplication with ``Ready`` True (its reason is ``MinimumReplicasAvailable``
+    whether True or False, upstream's). ``UnsupportedVersion`` ends the wait; ``FailingToDeploy`` is
+    waited through - the operator retries every 20 s, and a database or object store that is still
+    starting reads exactly like that - with the failing conditions in the progress line; ``NotApplicable``
+    conditions (the webhook, managed pipelines) are False and do not matter."""
+
+    name = "dspa"
+    description = "a DataSciencePipelinesApplication Ready"
+    api_version = "datasciencepipelinesapplications.opendatahub.io/v1"
+    kind = "DataSciencePipelinesApplication"
+    upstream = DSPO
+
+    def observe(self, found, target):
+        dspa = self.subject(found, target)
+        if dspa is None:
+            return self.absent(target)
+        name = describe(dspa)
+        ready_condition = condition(dspa, "Ready")
+        if ready_condition is None:
+            return waiting("%s: no status yet" % name)
+        if str(ready_condition.get("status")) == "True":
+            return ready("%s: Ready (%s)" % (name, ready_condition.get("message") or "all components are ready"))
+        final = [c for c in conditions_of(dspa) if c.get("reason") in DSPA_FINAL_REASONS]
+        if final:
+            return failed("%s: %s" % (name, condition_text(final[-1])))
+        pending = [c for c in conditions_of(dspa) if c.get("type") != "Ready" and str(c.get("status")) != "True"
+                   and c.get("reason") not in DSPA_NOT_BLOCKING]
+        detail = "; ".join(condition_text(c) for c in pending[:3]) or condition_text(ready_condition)
+        return waiting("%s: not Ready (%s)" % (name, detail))
+
+
+JUDGES = (DSCInitializationReady, DataScienceClusterReady, DataSciencePipelinesApplicationReady)
