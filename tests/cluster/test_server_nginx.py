@@ -29,6 +29,16 @@ def test_a_directory_is_served_by_nginx(toolbox, kube, tmp_path):
     assert volume["configMap"]["name"] == "nginx-content"
     assert kube.get("Service", "nginx", "files", api_version="v1")["spec"]["ports"][0]["port"] == 8080
 
+    # again with other files: the ConfigMap holds the new set, the Deployment is the same one
+    (content / "weights.bin").unlink()
+    (content / "index.html").write_text("<h1>models v2</h1>\n")
+    again = toolbox("server deploy_nginx_server", {"namespace": "files", "directory": str(content)}, tmp_path / "again")
+    assert again.returncode == 0, again.output
+    config_map = kube.get("ConfigMap", "nginx-content", "files", api_version="v1")
+    assert sorted(config_map["binaryData"]) == ["index.html"]
+    assert base64.b64decode(config_map["binaryData"]["index.html"]) == b"<h1>models v2</h1>\n"
+    assert kube.get("Deployment", "nginx", "files", api_version="apps/v1")["metadata"]["uid"] == deployment["metadata"]["uid"]
+
 
 def test_an_empty_or_too_large_directory_is_one_line(toolbox, kube, tmp_path):
     empty = tmp_path / "empty"

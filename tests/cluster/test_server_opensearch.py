@@ -41,6 +41,15 @@ def test_opensearch_is_deployed_and_the_results_store_can_be_sent_there(toolbox,
     export = export_lib.read_export(config)
     assert export["backend"] == "opensearch" and export["opensearch"]["hosts"] == ["https://kpis.results.svc:9200"]
 
+    # again: the same objects, updated in place (not made twice, not recreated), the data volume kept
+    again = toolbox("server deploy_opensearch", args, tmp_path / "again", env={"PERFSCALE_SECRETS_DIR": str(secrets)})
+    assert again.returncode == 0, again.output
+    assert kube.get("StatefulSet", "kpis", "results", api_version="apps/v1")["metadata"]["uid"] == \
+        statefulset["metadata"]["uid"]
+    assert kube.get("PersistentVolumeClaim", "data-kpis-0", "results", api_version="v1")["metadata"]["uid"] == \
+        claim["metadata"]["uid"]
+    assert [s["metadata"]["name"] for s in kube.get("StatefulSet", namespace="results", api_version="apps/v1")] == ["kpis"]
+
 
 def test_a_missing_or_weak_password_is_one_line(toolbox, tmp_path):
     properties = tmp_path / "opensearch.properties"
