@@ -24,11 +24,11 @@ from kubesim.profiles import ensure
 CRD_REFS = ["config.openshift.io/ClusterVersion", "config.openshift.io/Infrastructure", "config.openshift.io/Ingress",
             "config.openshift.io/OAuth", "config.openshift.io/ClusterOperator", "machine.openshift.io/MachineSet",
             "machine.openshift.io/Machine", "machineconfiguration.openshift.io/KubeletConfig",
-            "machineconfiguration.openshift.io/MachineConfigPool"]
+            "machineconfiguration.openshift.io/MachineConfigPool", "operator.openshift.io/ClusterCSIDriver"]
 AGGREGATED = ["route.openshift.io/Route", "build.openshift.io/BuildConfig", "build.openshift.io/Build",
               "image.openshift.io/ImageStream", "user.openshift.io/User", "user.openshift.io/Identity",
               "user.openshift.io/Group"]
-NAMESPACES = ["openshift", "openshift-config", "openshift-config-managed", "openshift-machine-api",
+NAMESPACES = ["openshift", "openshift-config", "openshift-cluster-csi-drivers", "openshift-config-managed", "openshift-machine-api",
               "openshift-monitoring", "openshift-user-workload-monitoring", "openshift-authentication",
               "openshift-ingress", "openshift-image-registry", "openshift-cluster-version", "openshift-console",
               "openshift-apiserver"]
@@ -147,7 +147,15 @@ def _machines(cluster):
                                       "instanceType": instance_type, "placement": {"region": "us-east-1",
                                                                                    "availabilityZone": "us-east-1a"},
                                       "ami": {"id": "ami-0kubesim"}, "credentialsSecret": {"name": "aws-cloud-credentials"},
-                                      "userDataSecret": {"name": "worker-user-data"}}}}}}}, namespace)
+                                      "userDataSecret": {"name": "worker-user-data"},
+                                      # as the installer writes an AWS MachineSet (openshift/installer
+                                      # pkg/asset/machines/aws/machines.go): the owned tag, the subnet and
+                                      # security groups by their Name tags
+                                      "tags": [{"name": "kubernetes.io/cluster/" + INFRA_NAME, "value": "owned"}],
+                                      "subnet": {"filters": [{"name": "tag:Name",
+                                                              "values": [INFRA_NAME + "-subnet-private-us-east-1a"]}]},
+                                      "securityGroups": [{"filters": [{"name": "tag:Name",
+                                                                       "values": [INFRA_NAME + "-node"]}]}]}}}}}}, namespace)
         if machineset is None:
             continue  # a reloaded state: its Machines exist
         for node in nodes:

@@ -99,6 +99,7 @@ BUILTIN = [
     ("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False, [], [], []),
     ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, [], [], []),
     ("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ["sc"], [], []),
+    ("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False, [], [], []),
     ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
      ["crd", "crds"], ["api-extensions"], ["status"]),
     ("coordination.k8s.io", "v1", "Lease", "leases", True, [], [], []),

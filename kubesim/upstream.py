@@ -98,6 +98,10 @@ SOURCES = {
                    "5e01e73f08558c70f5bcf899c540cf3dc1bd8322",
                    "controllers/dspipeline_controller.go, controllers/dspastatus/dspa_status.go, "
                    "controllers/dspipeline_params.go, controllers/database.go, controllers/storage.go, controllers/mlmd.go"),
+    "awsefscsidriver": Source("https://github.com/openshift/csi-operator", "f7f9dc59603d190abbcda1ae818f489c9dc2f167",
+                              "pkg/driver/aws-efs/aws_efs.go, pkg/operator/starter.go, vendor/github.com/openshift/"
+                              "library-go/pkg/operator/deploymentcontroller/deployment_controller.go, "
+                              "csi/csidrivernodeservicecontroller"),
     "trainjob": Source("https://github.com/kubeflow/trainer", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3",
                        "pkg/controller/trainjob_controller.go, pkg/runtime/framework/plugins/jobset"),
     "tekton-pipelinerun": Source(TEKTON, TEKTON_COMMIT, "pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, "

@@ -89,3 +89,37 @@ def authenticating(buckets=()):
         for bucket in buckets:
             client.create_bucket(bucket)
         yield url, client, access_key, secret_key
+
+
+# an OpenShift cluster's network on AWS as the installer leaves it (boto3, in the server's virtualenv)
+_MAKE_CLUSTER_NETWORK = """
+import json, sys
+import boto3
+url, infra, zones = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+ec2 = boto3.client("ec2", endpoint_url=url, region_name="us-east-1", aws_access_key_id="seed",
+                   aws_secret_access_key="seed")
+owned = {"Key": "kubernetes.io/cluster/%s" % infra, "Value": "owned"}
+vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+subnets = {}
+for index, zone in enumerate(zones):
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.%d.0/24" % (128 + index), AvailabilityZone=zone)["Subnet"]
+    ec2.create_tags(Resources=[subnet["SubnetId"]], Tags=[{"Key": "Name", "Value": "%s-subnet-private-%s" % (infra, zone)},
+                                                          owned])
+    subnets[zone] = subnet["SubnetId"]
+group = ec2.create_security_group(GroupName="%s-node" % infra, Description="worker nodes", VpcId=vpc)["GroupId"]
+image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+instance = ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1, SubnetId=subnets[zones[0]],
+                             SecurityGroupIds=[group], TagSpecifications=[{"ResourceType": "instance", "Tags": [owned]}]
+                             )["Instances"][0]["InstanceId"]
+print(json.dumps({"vpc": vpc, "subnets": subnets, "group": group, "instance": instance}))
+"""
+
+
+@contextlib.contextmanager
+def aws_cluster_network(infra_id, zones=("us-east-1a", "us-east-1b")):
+    """moto's EC2 and EFS with a cluster's VPC, private subnets (``<infra>-subnet-private-<zone>``), its
+    workers' security group and one worker instance tagged as owned; yields (endpoint url, what was made)."""
+    with _server() as url:
+        made = subprocess.run([os.path.join(S3_SERVER_BIN, "python"), "-c", _MAKE_CLUSTER_NETWORK, url, infra_id,
+                               ",".join(zones)], capture_output=True, text=True, check=True, timeout=120)
+        yield url, json.loads(made.stdout)

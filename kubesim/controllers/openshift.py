@@ -243,9 +243,10 @@ def machine_body(machineset, name=None, phase=None):
                      "lifecycleHooks": {}}}
     if name:
         body["metadata"]["name"] = name
-        body["spec"]["providerID"] = "aws:///us-east-1a/i-%s" % hashlib.sha256(name.encode()).hexdigest()[:17]
+        instance = "i-%s" % hashlib.sha256(name.encode()).hexdigest()[:17]
+        body["spec"]["providerID"] = "aws:///us-east-1a/%s" % instance
         body["status"] = {"phase": phase or "Running", "nodeRef": {"kind": "Node", "name": name},
-                          "providerStatus": {"instanceState": "running"}}
+                          "providerStatus": {"instanceState": "running", "instanceId": instance}}
     else:
         body["metadata"]["name"] = "%s-%s" % (machineset["metadata"]["name"], "".join(random.choice(CHARS) for _ in range(5)))
     return body

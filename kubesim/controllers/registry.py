@@ -26,6 +26,7 @@ from kubesim.controllers.openshift import (BuildConfigController, BuildControlle
 from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler, KnativeServingReconciler,
                                           KueueReconciler, ServiceMeshControlPlaneReconciler,
                                           ServiceMeshMemberRollReconciler)
+from kubesim.controllers.csi import AWSEFSCSIDriverController
 from kubesim.controllers.dspa import DSPAController
 from kubesim.controllers.pods import PodController
 from kubesim.controllers.ray import RayClusterController, RayJobController
@@ -42,7 +43,7 @@ OLM = (CatalogSourceController, OperatorGroupController, SubscriptionController,
 OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitializationController,
              DataScienceClusterController, InferenceServiceController, LLMInferenceServiceController,
              GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
-             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, DemoAppReconciler, KueueReconciler,
+             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, AWSEFSCSIDriverController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
              AuthorinoReconciler, PipelineRunController, TaskRunController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,

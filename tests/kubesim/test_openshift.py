@@ -168,3 +168,38 @@ def http_admin(http):
         code, _, answer = http(method, path, body)
         return code, answer
     return call
+
+
+def test_the_efs_csi_driver_operator_deploys_the_driver(sim, kubectl):
+    from kube_fixtures import recorded_states
+
+    def state(obj):
+        conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or ()}
+        available = conditions.get("AWSEFSDriverControllerServiceControllerAvailable")
+        return (available["status"], available["reason"]) if available else None
+
+    # no operator yet: the ClusterCSIDriver is served (OpenShift's own kind) but nobody writes its status
+    driver = {"apiVersion": "operator.openshift.io/v1", "kind": "ClusterCSIDriver",
+              "metadata": {"name": "efs.csi.aws.com"}, "spec": {"managementState": "Managed"}}
+    with recorded_states(sim, ("operator.openshift.io", "clustercsidrivers"), "efs.csi.aws.com", state) as states:
+        apply(kubectl, driver)
+        assert "status" not in get(kubectl, "clustercsidriver", "efs.csi.aws.com")
+        apply(kubectl, {"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "aws-efs-csi-driver-operator", "namespace": "openshift-cluster-csi-drivers"},
+                        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "aws-efs-csi-driver-operator"}},
+                                 "template": {"metadata": {"labels": {"app": "aws-efs-csi-driver-operator"}},
+                                              "spec": {"containers": [{"name": "operator", "image": "x"}]}}}})
+        kubectl("wait", "--for=condition=AWSEFSDriverNodeServiceControllerAvailable", "clustercsidriver/efs.csi.aws.com",
+                "--timeout=60s")
+        kubectl("wait", "--for=condition=AWSEFSDriverControllerServiceControllerAvailable",
+                "clustercsidriver/efs.csi.aws.com", "--timeout=60s")
+    assert states[0] == ("False", "Deploying") and states[-1] == ("True", "AsExpected"), states
+    assert get(kubectl, "csidriver", "efs.csi.aws.com")["spec"]["attachRequired"] is False
+    assert get(kubectl, "daemonset", "aws-efs-csi-driver-node", "-n", "openshift-cluster-csi-drivers")
+    status = get(kubectl, "clustercsidriver", "efs.csi.aws.com")["status"]
+    assert "observedGeneration" not in status and {g["name"] for g in status["generations"]} == {
+        "aws-efs-csi-driver-controller", "aws-efs-csi-driver-node"}
+    # deleted: the operands first, then the operator's finalizers
+    kubectl("delete", "clustercsidriver", "efs.csi.aws.com", "--timeout=60s")
+    assert kubectl("get", "deployment", "aws-efs-csi-driver-controller", "-n", "openshift-cluster-csi-drivers",
+                   check=False).returncode != 0

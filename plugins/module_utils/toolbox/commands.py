@@ -33,7 +33,6 @@ NOT_PROVIDED = {
     "cluster destroy_osd": "destroys an OpenShift Dedicated cluster: needs a cloud account",
     "cluster destroy_ocp": "destroys an OpenShift cluster and its cloud resources: needs a cloud account",
     "rhods deploy_addon": "installs RHOAI as an OpenShift Dedicated add-on: needs a cloud account (OCM)",
-    "storage deploy_aws_efs": "needs an AWS account",
     "storage download_to_image": "builds an image: needs an image build service this project does not drive",
     "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",

@@ -43,7 +43,7 @@ def _quote(path):
     return urllib.parse.quote(path, safe="/-_.~")
 
 
-def _canonical_query(query):
+def canonical_query(query):
     return "&".join("%s=%s" % (urllib.parse.quote(str(k), safe="-_.~"), urllib.parse.quote(str(v), safe="-_.~"))
                     for k, v in sorted((query or {}).items()))
 
@@ -51,6 +51,32 @@ def _canonical_query(query):
 def _error_code(body, reason):
     text = body[:2000].decode("utf-8", "replace")
     return text.split("<Code>", 1)[1].split("</Code>", 1)[0] if "<Code>" in text else reason
+
+
+def sign_v4(method, host, path, query, payload, service, region, access_key, secret_key, now=None,
+            content_sha256=False, session_token=None, extra_headers=None):
+    """The headers of an AWS Signature Version 4 request (``host``, ``x-amz-date``, the payload's
+    SHA-256 as ``x-amz-content-sha256`` when asked - S3 wants it -, ``x-amz-security-token`` with
+    temporary credentials, ``extra_headers`` signed too, and ``authorization``) for any AWS service."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    digest = hashlib.sha256(payload).hexdigest()
+    headers = {"host": host, "x-amz-date": stamp}
+    if content_sha256:
+        headers["x-amz-content-sha256"] = digest
+    if session_token:
+        headers["x-amz-security-token"] = session_token
+    headers.update({k.lower(): v for k, v in (extra_headers or {}).items()})
+    signed = ";".join(sorted(headers))
+    canonical = "\n".join([method, _quote(path), canonical_query(query),
+                           "".join("%s:%s\n" % (k, headers[k]) for k in sorted(headers)), signed, digest])
+    scope = "%s/%s/%s/aws4_request" % (day, region, service)
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
+    key = _sign(_sign(_sign(_sign(("AWS4" + secret_key).encode("utf-8"), day), region), service), "aws4_request")
+    signature = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+    headers["authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
+        access_key, scope, signed, signature)
+    return headers
 
 
 class S3Client:
@@ -70,21 +96,8 @@ class S3Client:
         self.retries = retries
 
     def _headers(self, method, path, payload, now=None, query=None):
-        now = now or datetime.datetime.now(datetime.timezone.utc)
-        stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-        digest = hashlib.sha256(payload).hexdigest()
-        headers = {"host": self.host, "x-amz-content-sha256": digest, "x-amz-date": stamp}
-        signed = ";".join(sorted(headers))
-        canonical = "\n".join([method, _quote(path), _canonical_query(query),
-                               "".join("%s:%s\n" % (k, headers[k]) for k in sorted(headers)), signed, digest])
-        scope = "%s/%s/%s/aws4_request" % (day, self.region, SERVICE)
-        to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
-        key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode("utf-8"), day), self.region), SERVICE),
-                    "aws4_request")
-        signature = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-        headers["authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
-            self.access_key, scope, signed, signature)
-        return headers
+        return sign_v4(method, self.host, path, query, payload, SERVICE, self.region, self.access_key,
+                       self.secret_key, now=now, content_sha256=True)
 
     def _send_once(self, method, path, query, payload, sink):
         headers = self._headers(method, path, payload, query=query)
@@ -93,7 +106,7 @@ class S3Client:
         if payload:
             # the store checks the bytes it received against this (BadDigest otherwise)
             headers["content-md5"] = base64.b64encode(hashlib.md5(payload).digest()).decode("ascii")  # nosec B324
-        target = _quote(path) + ("?" + _canonical_query(query) if query else "")
+        target = _quote(path) + ("?" + canonical_query(query) if query else "")
         # http.client, not urllib: the user pod has no Ansible, and nothing here follows redirects
         connection_class = http.client.HTTPSConnection if self.endpoint.startswith("https:") else http.client.HTTPConnection
         connection = connection_class(self.host, timeout=self.timeout)

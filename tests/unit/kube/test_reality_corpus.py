@@ -81,6 +81,7 @@ JUDGE_OF_KIND = {
     ("tekton.dev", "TaskRun"): "taskrun",
     ("kubeflow.org", "PyTorchJob"): "pytorchjob",
     ("ray.io", "RayJob"): "rayjob",
+    ("operator.openshift.io", "ClusterCSIDriver"): "clustercsidriver",
     ("datasciencepipelinesapplications.opendatahub.io", "DataSciencePipelinesApplication"): "dspa",
     ("trainer.kubeflow.org", "TrainJob"): "trainjob",
     ("config.openshift.io", "ClusterOperator"): "clusteroperators",

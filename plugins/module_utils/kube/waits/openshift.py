@@ -281,5 +281,38 @@ class KubeletConfigAccepted(Judge):
         return waiting("%s: not accepted yet" % describe(config))
 
 
-JUDGES = (ClusterOperatorsSettled, ClusterOperatorReacted, ClusterVersionUpdated, MachinesRunning, BuildComplete, RouteAdmitted,
+CSI_OPERATOR = ("https://github.com/openshift/csi-operator",
+                "pkg/driver/aws-efs/aws_efs.go; library-go deploymentcontroller and csidrivernodeservicecontroller "
+                "(f7f9dc59603d190abbcda1ae818f489c9dc2f167)")
+
+
+class ClusterCSIDriverAvailable(Judge):
+    """A ClusterCSIDriver whose operator reports every one of its controllers ``...Available`` True
+    (the driver's Deployment and node DaemonSet, and its credentials when it has them). No status
+    yet means no operator is running for it; ``Progressing``/``Degraded`` ones are waited through,
+    named in the progress line (library-go sets Degraded after 15 minutes of a stuck rollout)."""
+
+    name = "clustercsidriver"
+    description = "a ClusterCSIDriver's services available"
+    api_version = "operator.openshift.io/v1"
+    kind = "ClusterCSIDriver"
+    upstream = CSI_OPERATOR
+
+    def observe(self, found, target):
+        driver = self.subject(found, target)
+        if driver is None:
+            return self.absent(target)
+        name = describe(driver)
+        conditions = (driver.get("status") or {}).get("conditions") or []
+        available = [c for c in conditions if str(c.get("type", "")).endswith("Available")]
+        if not available:
+            return waiting("%s: no status yet (is its operator installed and running?)" % name)
+        missing = [c for c in available if str(c.get("status")) != "True"]
+        degraded = [c for c in conditions if str(c.get("type", "")).endswith("Degraded") and str(c.get("status")) == "True"]
+        if not missing and not degraded:
+            return ready("%s: %s" % (name, ", ".join(c["type"] for c in available)))
+        return waiting("%s: %s" % (name, "; ".join(condition_text(c) for c in (degraded + missing)[:3])))
+
+
+JUDGES = (ClusterCSIDriverAvailable, ClusterOperatorsSettled, ClusterOperatorReacted, ClusterVersionUpdated, MachinesRunning, BuildComplete, RouteAdmitted,
           MachineConfigPoolsUpdated, KubeletConfigAccepted)
