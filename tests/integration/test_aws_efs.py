@@ -61,3 +61,13 @@ def test_errors_are_one_line_and_never_show_the_secret():
                           retries=0)
     with pytest.raises(api.AwsError, match=r"EC2 POST http://127.0.0.1:9/: .*refused"):
         unreachable.describe_vpc_cidr("vpc-1")
+
+
+def test_an_answer_larger_than_a_document_is_refused(monkeypatch):
+    from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
+
+    with s3_server.aws_cluster_network(INFRA, zones=("us-east-1a",)) as (url, made):
+        ec2, _fs = clients(url)
+        monkeypatch.setattr(bounded_input, "MAX_DOCUMENT_BYTES", 64)
+        with pytest.raises(api.AwsError, match="EC2 POST /: the answer is larger than 64 bytes"):
+            ec2.describe_vpc_cidr(made["vpc"])

@@ -19,6 +19,7 @@ import time
 import urllib.parse
 from xml.etree import ElementTree
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer.s3_client import canonical_query, sign_v4
 
@@ -97,7 +98,8 @@ class AwsClient:
             try:
                 connection.request(method, target, body=body or None, headers=headers)
                 response = connection.getresponse()
-                status, data = response.status, response.read()
+                # an answer is a few KiB: a server sending more than a document's limit is not AWS
+                status, data = response.status, response.read(bounded_input.MAX_DOCUMENT_BYTES + 1)
             except (OSError, http.client.HTTPException) as exc:
                 if attempt < self.retries:
                     attempt += 1
@@ -111,6 +113,9 @@ class AwsClient:
                 attempt += 1
                 time.sleep(0.2 * 2 ** attempt)
                 continue
+            limit = bounded_input.MAX_DOCUMENT_BYTES
+            if len(data) > limit:
+                raise AwsError("%s %s %s: the answer is larger than %d bytes" % (self.service_id, method, path, limit))
             return status, data
 
 
@@ -202,8 +207,8 @@ class Efs(AwsClient):
         status, data = self.send(method, "/%s%s" % (EFS_VERSION, path), query=query, body=body,
                                  content_type="application/json" if payload is not None else None)
         try:
-            answer = json.loads(data) if data else {}
-        except ValueError:
+            answer = bounded_input.load_json(data.decode("utf-8", "replace"), "EFS %s %s" % (method, path)) if data else {}
+        except bounded_input.InputError:
             answer = None
         if status >= 300:
             answer = answer if isinstance(answer, dict) else {}
