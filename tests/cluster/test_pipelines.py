@@ -37,6 +37,12 @@ def test_deploy_capture_and_failures(rhoai, toolbox, kube, sim, tmp_path):
     ready = next(c for c in dspa["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["message"]) == ("True", "All components are ready.")
     assert "ds-pipeline-sample" in read(run.command_dir, "artifacts/dsp_application.yaml")
+    # again: the same DSPA, applied in place, Ready at once
+    again = toolbox("pipelines deploy_application", {"name": "sample", "namespace": NAMESPACE, "delay": 1},
+                    tmp_path / "again")
+    assert again.returncode == 0, again.output[-3000:]
+    assert kube.get("DataSciencePipelinesApplication", "sample", NAMESPACE,
+                    "datasciencepipelinesapplications.opendatahub.io/v1")["metadata"]["uid"] == dspa["metadata"]["uid"]
 
     capture = toolbox("pipelines capture_state", {"namespace": NAMESPACE, "user_id": "3"}, tmp_path / "capture")
     assert capture.returncode == 0, capture.output[-3000:]
