@@ -51,10 +51,10 @@ def pod_requests(pod):
     spec = pod.get("spec") or {}
     total = collections.Counter()
     for container in spec.get("containers") or ():
-        for name, amount in _container_requests(container).items():
+        for name, amount in container_requests(container).items():
             total[name] += amount
     for container in spec.get("initContainers") or ():
-        for name, amount in _container_requests(container).items():
+        for name, amount in container_requests(container).items():
             total[name] = max(total[name], amount)
     for name, amount in (spec.get("overhead") or {}).items():
         total[name] += parse_quantity(amount)
@@ -62,7 +62,7 @@ def pod_requests(pod):
     return dict(total)
 
 
-def _container_requests(container):
+def container_requests(container):
     resources = container.get("resources") or {}
     requests = dict(resources.get("limits") or {})  # defaulting: requests default to limits
     requests.update(resources.get("requests") or {})

@@ -45,6 +45,13 @@ FINALIZERS = ["%s.operator.openshift.io/AWSEFSDriverControllerServiceController"
               "%s.operator.openshift.io/AWSEFSDriverNodeServiceController" % OPERATOR]
 
 
+def driver_pod(app):
+    """The pod template of the driver's controller or node service (its csi-driver container)."""
+    return {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{
+        "name": "csi-driver", "image": "registry.redhat.io/openshift4/ose-aws-efs-csi-driver-rhel9:v4.19",
+        "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}}}]}}
+
+
 class AWSEFSCSIDriverController(OperatorReconciler):
     name = "awsefscsidriver"
     key = CLUSTER_CSI_DRIVERS
@@ -96,21 +103,15 @@ class AWSEFSCSIDriverController(OperatorReconciler):
                 current.extend(f for f in FINALIZERS if f not in current)
                 return True
             cluster.mutate(self.resource, "", ref.name, add_finalizers)
-        pod_template = {"metadata": {"labels": {"app": CONTROLLER}}, "spec": {"containers": [{
-            "name": "csi-driver", "image": "registry.redhat.io/openshift4/ose-aws-efs-csi-driver-rhel9:v4.19",
-            "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}}}]}}
         create_or_skip(cluster, cluster.resource_for_key(DEPLOYMENTS), {
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": CONTROLLER, "namespace": namespace, "labels": {"app": CONTROLLER}},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": CONTROLLER}}, "template": pod_template}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": CONTROLLER}}, "template": driver_pod(CONTROLLER)}},
             namespace)
-        node_template = {"metadata": {"labels": {"app": NODE}}, "spec": {"containers": [{
-            "name": "csi-driver", "image": "registry.redhat.io/openshift4/ose-aws-efs-csi-driver-rhel9:v4.19",
-            "resources": {"requests": {"cpu": "10m", "memory": "50Mi"}}}]}}
         create_or_skip(cluster, cluster.resource_for_key(DAEMONSETS), {
             "apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": {"name": NODE, "namespace": namespace, "labels": {"app": NODE}},
-            "spec": {"selector": {"matchLabels": {"app": NODE}}, "template": node_template}}, namespace)
+            "spec": {"selector": {"matchLabels": {"app": NODE}}, "template": driver_pod(NODE)}}, namespace)
         create_or_skip(cluster, cluster.resource_for_key(CSI_DRIVERS), {
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": DRIVER},
             "spec": {"attachRequired": False, "podInfoOnMount": False, "volumeLifecycleModes": ["Persistent"]}})

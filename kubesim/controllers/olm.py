@@ -59,12 +59,11 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 """
 
 import json
-import random
 
 from kubesim import apis, olm
 from kubesim.controllers.base import Controller, Ref
 from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, create_or_skip, delete_quietly,
-                                      float_annotation, owner_reference, pod_ready, set_condition, since)
+                                      float_annotation, owner_reference, pod_ready, random_suffix, set_condition, since)
 from kubesim.errors import ApiError
 
 GROUP = "operators.coreos.com"
@@ -79,7 +78,6 @@ CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 INSTALLED_BY = PREFIX + "installed-by-csv"
 INSTALL_TIMEOUT_S = 300.0
 CSV_RESYNC_S = 300.0   # a Failed CSV is looked at again on the informers' resync (5 min +/- 20 %)
-NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def catalogs_of(cluster):
@@ -425,7 +423,7 @@ class SubscriptionController(Controller):
         cluster = self.cluster
         namespace = sub["metadata"]["namespace"]
         approval = (sub.get("spec") or {}).get("installPlanApproval") or "Automatic"
-        name = "install-" + "".join(random.choice(NAME_CHARS) for _ in range(5))
+        name = "install-" + random_suffix()
         bundle = package.bundle(csv_name)
         plan = cluster.create(cluster.resource_for_key(INSTALL_PLANS), {
             "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",

@@ -74,7 +74,6 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 """
 
 import hashlib
-import random
 import re
 import uuid
 
@@ -83,7 +82,7 @@ import yaml
 from kubesim.controllers.base import Controller, Ref
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import (FAIL, PREFIX, annotation, condition_true, create_or_skip, delete_quietly,
-                                      float_annotation, owner_reference, pod_phase, set_condition, since)
+                                      float_annotation, owner_reference, pod_phase, random_suffix, set_condition, since)
 from kubesim.errors import ApiError
 from kubesim.profiles import INSTANCE_TYPES, node_body
 from kubesim.selectors import label_selector_from_dict, matches_labels
@@ -114,7 +113,6 @@ DEPLOYMENTS = ("apps", "deployments")
 STATEFULSETS = ("apps", "statefulsets")
 MACHINE_FINALIZER = "machine.machine.openshift.io"
 REGISTRY = "image-registry.openshift-image-registry.svc:5000"
-CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def _apps_domain(cluster):
@@ -248,7 +246,7 @@ def machine_body(machineset, name=None, phase=None):
         body["status"] = {"phase": phase or "Running", "nodeRef": {"kind": "Node", "name": name},
                           "providerStatus": {"instanceState": "running", "instanceId": instance}}
     else:
-        body["metadata"]["name"] = "%s-%s" % (machineset["metadata"]["name"], "".join(random.choice(CHARS) for _ in range(5)))
+        body["metadata"]["name"] = "%s-%s" % (machineset["metadata"]["name"], random_suffix())
     return body
 
 

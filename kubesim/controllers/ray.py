@@ -64,11 +64,11 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 """
 
 import copy
-import random
 
+from kubesim import scheduling
 from kubesim.controllers.operators import OperatorReconciler
-from kubesim.controllers.util import (PREFIX, SAFE_CHARS, annotation, create_or_skip, delete_quietly, new_pod,
-                                      owner_reference, pod_phase, pod_ready, propagate, set_condition, since)
+from kubesim.controllers.util import (PREFIX, annotation, create_or_skip, delete_quietly, new_pod, owner_reference,
+                                      pod_phase, pod_ready, propagate, random_suffix, set_condition, since)
 
 RAYCLUSTERS = ("ray.io", "rayclusters")
 RAYJOBS = ("ray.io", "rayjobs")
@@ -85,22 +85,6 @@ RAY_MESSAGES = {
     "RUNNING": "Job is currently running.",
     "SUCCEEDED": "Job finished successfully.",
 }
-
-
-def _suffix(length=5):
-    return "".join(random.choice(SAFE_CHARS) for _ in range(length))  # nosec - names, not secrets
-
-
-def _quantity(value):
-    """A resource quantity as a number (cpu in cores, memory in bytes), 0 when absent."""
-    if value in (None, ""):
-        return 0.0
-    text = str(value)
-    units = {"m": 1e-3, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "k": 1e3, "M": 1e6, "G": 1e9}
-    for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit):
-            return float(text[:-len(unit)]) * units[unit]
-    return float(text)
 
 
 def _format(number, memory=False):
@@ -245,12 +229,12 @@ class RayClusterController(OperatorReconciler):
 
         def add(template, count):
             for container in ((template or {}).get("spec") or {}).get("containers") or ():
-                resources = container.get("resources") or {}
-                merged = dict(resources.get("limits") or {}, **(resources.get("requests") or {}))
-                totals["cpu"] += _quantity(merged.get("cpu")) * count
-                totals["memory"] += _quantity(merged.get("memory")) * count
-                totals["gpu"] += sum(_quantity(v) for k, v in merged.items() if k.endswith("/gpu")) * count
-                totals["tpu"] += _quantity(merged.get("google.com/tpu")) * count
+                # a request, else its limit (what the API server defaults a request to)
+                requests = scheduling.container_requests(container)
+                totals["cpu"] += requests.get("cpu", 0.0) * count
+                totals["memory"] += requests.get("memory", 0.0) * count
+                totals["gpu"] += sum(v for k, v in requests.items() if k.endswith("/gpu")) * count
+                totals["tpu"] += requests.get("google.com/tpu", 0.0) * count
 
         add(((cluster_obj.get("spec") or {}).get("headGroupSpec") or {}).get("template"), 1)
         for _name, _desired, _low, _high, group in groups:
@@ -395,7 +379,7 @@ class RayJobController(OperatorReconciler):
         if deployment in ("Complete", "Failed"):
             return self._shutdown(ref, job, status)
         if not deployment:
-            self._set(ref, {"jobId": "%s-%s" % (ref.name, _suffix()), "rayClusterName": "%s-%s" % (ref.name, _suffix()),
+            self._set(ref, {"jobId": "%s-%s" % (ref.name, random_suffix()), "rayClusterName": "%s-%s" % (ref.name, random_suffix()),
                             "jobDeploymentStatus": "Initializing", "startTime": now, "failed": 0, "succeeded": 0})
             return 0.0
         deadline = spec.get("activeDeadlineSeconds")

@@ -17,6 +17,7 @@ custom resource passes its own to the pods it creates (see :func:`propagate`).
 import copy
 import hashlib
 import json
+import random
 
 from kubesim.clock import parse_timestamp
 from kubesim.errors import ApiError
@@ -25,6 +26,11 @@ PREFIX = "kubesim.perfscale.io/"
 FAIL = PREFIX + "fail"
 DELAY = PREFIX + "delay-s"
 SAFE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def random_suffix(length=5):
+    """A name's random part, from the letters the API server's generateName uses."""
+    return "".join(random.choice(SAFE_CHARS) for _ in range(length))  # nosec - names, not secrets
 
 
 def annotation(obj, name, default=None):

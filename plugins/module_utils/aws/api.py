@@ -21,11 +21,11 @@ from xml.etree import ElementTree
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
-from ansible_collections.perfscale.topsail.plugins.module_utils.transfer.s3_client import canonical_query, sign_v4
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer.s3_client import (
+    RETRIED_STATUSES, canonical_query, sign_v4)
 
 EC2_VERSION = "2016-11-15"
 EFS_VERSION = "2015-02-01"
-RETRIED_STATUSES = (500, 502, 503, 504)
 
 
 class AwsError(PerfscaleError):
