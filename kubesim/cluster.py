@@ -116,6 +116,9 @@ class Cluster:
         # (group, plural, subresource) -> handler(cluster, resource, namespace, name, body) -> (code, object):
         # subresources with their own REST logic (BuildConfig ``instantiate``)
         self.subresource_handlers = {}
+        # callables(pod, port, scheme, method, path, body, headers) -> Response or None: pods whose server kubesim
+        # models in process, answered by the proxy subresource (kubesim.proxy)
+        self.pod_servers = []
         # callables(cluster, resource, old, new): API defaulting, run after server-side apply tracked the
         # managers' fields (defaulted fields belong to no manager)
         self.defaulters = []

@@ -10,6 +10,10 @@ the path (a number, or a container port's name), else the pod's first container 
 picks a Ready (else Running) pod its selector matches, and its port's ``targetPort``. As the API
 server: a pod that is not running, or nothing listening, answers 503 ``error trying to reach
 service``; a service without a matching pod answers 503 ``no endpoints available``.
+
+A pod whose server kubesim itself models (``cluster.pod_servers``: callables ``(pod, port, scheme,
+method, path, body, headers)`` answering a Response, or None for a pod they do not serve - the DSP API server
+of :mod:`kubesim.controllers.kfp`) is answered in process instead.
 """
 
 import http.client
@@ -94,13 +98,17 @@ def proxy(cluster, request, plural, namespace, name, sub):
     if plural == "pods":
         if not _running(obj):
             raise _unavailable("pod %s is not running (phase %s)" % (target_name, (obj.get("status") or {}).get("phase")))
-        number = _container_port(obj, port)
+        pod, number = obj, _container_port(obj, port)
     else:
-        _pod, number = _service_pod(cluster, namespace, obj, port)
+        pod, number = _service_pod(cluster, namespace, obj, port)
     path = "/" + sub[len("proxy/"):] if sub.startswith("proxy/") else "/"
     query = urlsplit(request.handler.path).query
     if query:
         path += "?" + query
+    for serve in cluster.pod_servers:
+        response = serve(pod, number, scheme, request.method, path, request.body, request.headers)
+        if response is not None:
+            return response
     return forward(scheme, number, request.method, path, request.body, request.headers)
 
 

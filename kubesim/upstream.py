@@ -98,6 +98,11 @@ SOURCES = {
                    "5e01e73f08558c70f5bcf899c540cf3dc1bd8322",
                    "controllers/dspipeline_controller.go, controllers/dspastatus/dspa_status.go, "
                    "controllers/dspipeline_params.go, controllers/database.go, controllers/storage.go, controllers/mlmd.go"),
+    "argo-workflow": Source("https://github.com/kubeflow/pipelines", "7b70c7b95f6832772efd6fd0029a4024491a0f44",
+                            "backend/api/v2beta1/run.proto, backend/api/v2beta1/pipeline.proto, "
+                            "backend/api/v2beta1/experiment.proto, backend/src/apiserver/resource/resource_manager.go, "
+                            "backend/src/v2/compiler/argocompiler/argo.go, "
+                            "backend/src/agent/persistence/worker/workflow_saver.go"),
     "awsefscsidriver": Source("https://github.com/openshift/csi-operator", "f7f9dc59603d190abbcda1ae818f489c9dc2f167",
                               "pkg/driver/aws-efs/aws_efs.go, pkg/operator/starter.go, vendor/github.com/openshift/"
                               "library-go/pkg/operator/deploymentcontroller/deployment_controller.go, "

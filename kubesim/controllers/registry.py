@@ -28,6 +28,7 @@ from kubesim.controllers.operands import (AuthorinoReconciler, DemoAppReconciler
                                           ServiceMeshMemberRollReconciler)
 from kubesim.controllers.csi import AWSEFSCSIDriverController
 from kubesim.controllers.dspa import DSPAController
+from kubesim.controllers.kfp import ArgoWorkflowController
 from kubesim.controllers.pods import PodController
 from kubesim.controllers.ray import RayClusterController, RayJobController
 from kubesim.controllers.storage import VolumeBinder
@@ -43,7 +44,8 @@ OLM = (CatalogSourceController, OperatorGroupController, SubscriptionController,
 OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitializationController,
              DataScienceClusterController, InferenceServiceController, LLMInferenceServiceController,
              GatewayClassController, GatewayController, HTTPRouteController, InferencePoolController,
-             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, AWSEFSCSIDriverController, DemoAppReconciler, KueueReconciler,
+             PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, ArgoWorkflowController,
+             AWSEFSCSIDriverController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
              AuthorinoReconciler, PipelineRunController, TaskRunController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,

@@ -6,8 +6,11 @@ LLMInferenceService behind a Gateway, PyTorchJob, TrainJob. Success and failure 
 """
 
 import json
+import os
+import urllib.parse
 
 import pytest
+import yaml
 
 from kube_fixtures import kubesim_cluster, recorded_states, true_conditions
 
@@ -529,3 +532,99 @@ def test_dspa_through_the_data_science_pipelines_operator(sim, kubectl):
             "-n", "llm", "--timeout=30s")
     old = {c["type"]: c for c in get(kubectl, "dspa", "old", "-n", "llm")["status"]["conditions"]}
     assert old["Ready"]["message"].startswith("unsupported DSP version v1 detected.")
+
+
+HELLO_WORLD = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "pipelines_run_kfp_notebook", "files",
+                           "notebooks", "hello-world", "pipeline.yaml")
+KFP = "/api/v1/namespaces/llm/services/https:ds-pipeline-sample:8888/proxy/apis/v2beta1/"
+
+
+def kfp(http, path, body=None, expect=200):
+    status, _headers, document = http("GET" if body is None else "POST", KFP + path, body)
+    assert status == expect, (status, document)
+    return document
+
+
+def upload(http, path, content):
+    boundary = "kubesim-test-boundary"
+    body = (("--%s\r\nContent-Disposition: form-data; name=\"uploadfile\"; filename=\"pipeline.yaml\"\r\n"
+             "Content-Type: application/octet-stream\r\n\r\n" % boundary).encode() + content
+            + ("\r\n--%s--\r\n" % boundary).encode())
+    return http("POST", KFP + path, body, content_type="multipart/form-data; boundary=" + boundary)
+
+
+def test_kfp_runs_become_argo_workflows(sim, kubectl, http):
+    """After the DSPA above: KFP's v2beta1 API through the service proxy; a run's Argo Workflow runs a pod per
+    task in the DAG's order; the persistence agent brings the run PENDING -> RUNNING -> SUCCEEDED."""
+    with open(HELLO_WORLD, encoding="utf-8") as handle:
+        assert yaml.safe_load(handle)["pipelineInfo"]["name"] == "hello-world"
+    assert kfp(http, "healthz")["pipeline_store"] == "database"
+    status, _headers, plain = http("GET", KFP.replace("https:", "") + "healthz")
+    assert status == 400 and "HTTP request to an HTTPS server" in plain, plain
+    with open(HELLO_WORLD, "rb") as handle:
+        raw = handle.read()
+    status, _headers, pipeline = upload(http, "pipelines/upload?name=hello", raw)
+    assert status == 200 and pipeline["name"] == "hello", pipeline
+    status, _headers, again = upload(http, "pipelines/upload?name=hello", raw)
+    assert status == 409 and "already exists" in again["error_message"], again
+    status, _headers, broken = upload(http, "pipelines/upload?name=broken", b"pipelineInfo: {name: x}\n")
+    assert status == 400 and "root.dag has no tasks" in broken["error_message"], broken
+    status, _headers, second = upload(http, "pipelines/upload_version?name=v2&pipelineid=" + pipeline["pipeline_id"], raw)
+    assert status == 200 and second["pipeline_id"] == pipeline["pipeline_id"], second
+    unknown = kfp(http, "experiments", {"display_name": "x", "colour": "red"}, expect=400)
+    assert unknown["code"] == 3 and 'unknown field "colour"' in unknown["message"], unknown
+    versions = kfp(http, "pipelines/%s/versions" % pipeline["pipeline_id"])["pipeline_versions"]
+    assert [v["name"] for v in versions] == ["hello", "v2"]
+    version = versions[0]
+    experiment = kfp(http, "experiments", {"display_name": "exp-hello"})
+    found = kfp(http, "experiments?filter=" + urllib.parse.quote(json.dumps(
+        {"predicates": [{"key": "display_name", "operation": "EQUALS", "string_value": "exp-hello"}]})))
+    assert [e["experiment_id"] for e in found["experiments"]] == [experiment["experiment_id"]]
+    run = kfp(http, "runs", {"display_name": "hello-run0", "experiment_id": experiment["experiment_id"],
+                                "pipeline_version_reference": {"pipeline_id": pipeline["pipeline_id"],
+                                                               "pipeline_version_id": version["pipeline_version_id"]}})
+    assert run["state"] == "PENDING" and run["finished_at"] == "1970-01-01T00:00:00Z"
+    workflows = get(kubectl, "workflows.argoproj.io", "-n", "llm", "-l", "pipeline/runid=" + run["run_id"])["items"]
+    assert len(workflows) == 1
+    name = workflows[0]["metadata"]["name"]
+    assert name.startswith("hello-world-")
+    assert workflows[0]["metadata"]["annotations"]["pipelines.kubeflow.org/run_name"] == "hello-run0"
+    kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "workflow.argoproj.io/" + name, "-n", "llm",
+            "--timeout=90s")
+    status = get(kubectl, "workflow.argoproj.io", name, "-n", "llm")["status"]
+    nodes = status["nodes"]
+    root = next(n for n in nodes.values() if n["templateName"] == "root")
+    tasks = {n["displayName"]: n for n in nodes.values() if n["type"] == "Pod"}
+    assert sorted(tasks) == ["stage1", "stage2", "stage2-2", "stage2-3", "stage3"]
+    assert all(n["phase"] == "Succeeded" for n in tasks.values()) and status["progress"] == "5/5"
+    # the DAG's order: the middle stages start once stage1 finished, stage3 once all of them did
+    assert all(tasks[m]["startedAt"] >= tasks["stage1"]["finishedAt"] for m in ("stage2", "stage2-2", "stage2-3"))
+    assert tasks["stage3"]["startedAt"] >= max(tasks[m]["finishedAt"] for m in ("stage2", "stage2-2", "stage2-3"))
+    assert root["startedAt"] <= tasks["stage1"]["startedAt"]
+    pods = get(kubectl, "pods", "-n", "llm", "-l", "workflows.argoproj.io/workflow=" + name)["items"]
+    assert len(pods) == 5 and all(p["metadata"]["name"].startswith(name + "-system-container-impl-") for p in pods)
+    done = get(kubectl, "workflow.argoproj.io", name, "-n", "llm")["metadata"]["labels"]
+    assert done["workflows.argoproj.io/completed"] == "true" and done["workflows.argoproj.io/phase"] == "Succeeded"
+    assert done["pipeline/persistedFinalState"] == "true"
+    finished = kfp(http, "runs/" + run["run_id"])
+    assert finished["state"] == "SUCCEEDED"
+    assert [h["state"] for h in finished["state_history"]] == ["PENDING", "RUNNING", "SUCCEEDED"]
+    assert finished["finished_at"] == status["finishedAt"]
+    # a failing task: the workflow Failed once nothing runs, the tasks after it never started, the run FAILED
+    sim.image_behaviours.add("*/ubi9/python-311:*", outcome="Failed", **{"exit-code": "3"})
+    try:
+        bad = kfp(http, "runs", {"display_name": "hello-bad", "pipeline_version_reference": {
+            "pipeline_id": pipeline["pipeline_id"], "pipeline_version_id": version["pipeline_version_id"]}})
+        bad_name = get(kubectl, "workflows.argoproj.io", "-n", "llm", "-l",
+                       "pipeline/runid=" + bad["run_id"])["items"][0]["metadata"]["name"]
+        kubectl("wait", "--for=jsonpath={.status.phase}=Failed", "workflow.argoproj.io/" + bad_name, "-n", "llm",
+                "--timeout=60s")
+    finally:
+        sim.image_behaviours.clear()
+    bad_status = get(kubectl, "workflow.argoproj.io", bad_name, "-n", "llm")["status"]
+    assert bad_status["progress"] == "0/5" and "message" not in bad_status
+    assert {n["displayName"]: n.get("message") for n in bad_status["nodes"].values() if n["type"] == "Pod"} == {
+        "stage1": "Error (exit code 3)"}
+    assert kfp(http, "runs/" + bad["run_id"])["state"] == "FAILED"
+    # the default experiment took the run without one
+    assert "Default" in {e["display_name"] for e in kfp(http, "experiments")["experiments"]}
