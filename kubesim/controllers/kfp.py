@@ -598,4 +598,3 @@ class ArgoWorkflowController(OperatorReconciler):
         stored = self.cluster.mutate(self.resource, ref.namespace, ref.name, change)
         if stored is not None:
             self.api.report(stored)
-

@@ -581,8 +581,8 @@ def test_kfp_runs_become_argo_workflows(sim, kubectl, http):
         {"predicates": [{"key": "display_name", "operation": "EQUALS", "string_value": "exp-hello"}]})))
     assert [e["experiment_id"] for e in found["experiments"]] == [experiment["experiment_id"]]
     run = kfp(http, "runs", {"display_name": "hello-run0", "experiment_id": experiment["experiment_id"],
-                                "pipeline_version_reference": {"pipeline_id": pipeline["pipeline_id"],
-                                                               "pipeline_version_id": version["pipeline_version_id"]}})
+                             "pipeline_version_reference": {"pipeline_id": pipeline["pipeline_id"],
+                                                            "pipeline_version_id": version["pipeline_version_id"]}})
     assert run["state"] == "PENDING" and run["finished_at"] == "1970-01-01T00:00:00Z"
     workflows = get(kubectl, "workflows.argoproj.io", "-n", "llm", "-l", "pipeline/runid=" + run["run_id"])["items"]
     assert len(workflows) == 1
