@@ -1,11 +1,14 @@
-"""pipelines deploy_application, capture_state and capture_notebooks_state end to end on kubesim (openshift
-profile, RHOAI through OLM with the datasciencepipelines component): the DSPA rolled out as the Data
-Science Pipelines operator does it and waited for; a DSPA that never gets ready, a missing application and
+"""pipelines deploy_application, run_kfp_notebook, capture_state and capture_notebooks_state end to end on
+kubesim (openshift profile, RHOAI through OLM with the datasciencepipelines component): the DSPA rolled out
+as the Data Science Pipelines operator does it and waited for; runs through KFP's API as Argo Workflows,
+measured; a failing task; a DSPA that never gets ready, a missing application and
 an empty namespace said in one line."""
 
 import json
+import os
 
 import pytest
+import yaml
 
 from conftest import read
 
@@ -50,7 +53,65 @@ def test_deploy_capture_and_failures(rhoai, toolbox, kube, sim, tmp_path):
     deployments = {d["metadata"]["name"] for d in read(capture.command_dir, "deployments.json")["items"]}
     assert {"mariadb-sample", "ds-pipeline-sample", "ds-pipeline-scheduledworkflow-sample"} <= deployments
     assert read(capture.command_dir, "workflow.json")["items"] == []
-    assert "argoproj.io/v1alpha1/Workflow" in read(capture.command_dir, "missing_kinds.txt")
+    assert "argoproj.io/v1alpha1/Workflow" not in read(capture.command_dir, "missing_kinds.txt")
+
+    # runs: the hello-world pipeline uploaded, three runs submitted through KFP's API, their Argo Workflows
+    # waited for, the KPIs from the runs' creation and the workflows' root start and end
+    runs = toolbox("pipelines run_kfp_notebook", {"namespace": NAMESPACE, "notebook_name": "user3-pl0", "run_count": 3,
+                                                  "run_delay": 0.2, "delay": 1}, tmp_path / "runs")
+    assert runs.returncode == 0, runs.output[-3000:]
+    submitted = read(runs.command_dir, "notebook-artifacts/user3-pl0_runs_submit.json")
+    assert sorted(submitted) == ["user3-pl0-run0", "user3-pl0-run1", "user3-pl0-run2"]
+    assert read(runs.command_dir, "notebook-artifacts/user3-pl0_runs_complete.json") == {}
+    result = read(runs.command_dir, "result.json")
+    assert result["name"] == "dsp_runs" and result["@parameters"]["dsp_application"] == "sample"
+    kpis = result["@result"]
+    assert (kpis["run_count"], kpis["succeeded_runs"], kpis["failed_runs"]) == (3, 3, 0)
+    assert 0 <= kpis["dsp_run_latency_s_min"] <= kpis["dsp_run_latency_s_median"] <= kpis["dsp_run_latency_s_max"]
+    # three layers of tasks, one after the other: the workflow lasts at least three pods' time
+    assert kpis["dsp_run_duration_s_min"] >= 3, kpis
+    assert "dsp_run_latency_s_degrade_speed_s_per_run" in kpis
+    records = read(runs.command_dir, "dsp_runs.json")
+    workflows = {w["metadata"]["name"]: w for w in yaml.safe_load(read(runs.command_dir, "artifacts/workflow.yaml"))}
+    assert [r["name"] for r in records] == ["user3-pl0-run0", "user3-pl0-run1", "user3-pl0-run2"]
+    assert all(r["phase"] == "Succeeded" and r["workflow"] in workflows for r in records)
+    assert len(yaml.safe_load(read(runs.command_dir, "artifacts/pods.yaml"))) == 15
+    assert read(runs.command_dir, "settings").strip() == "notebook_file_name=pipeline.yaml"
+    assert read(runs.command_dir, "src/notebook-files/pipeline.py")
+    # again under the same name: a new version of the pipeline, the run waited for before the next one
+    waited = toolbox("pipelines run_kfp_notebook", {"namespace": NAMESPACE, "notebook_name": "user3-pl0", "run_count": 1,
+                                                    "wait_for_run_completion": True, "delay": 1}, tmp_path / "waited")
+    assert waited.returncode == 0, waited.output[-3000:]
+    assert list(read(waited.command_dir, "notebook-artifacts/user3-pl0_runs_complete.json")) == ["user3-pl0-run0"]
+    versions = read(waited.command_dir, "notebook-artifacts/runs.json")
+    assert versions["runs"][0]["state"] == "SUCCEEDED"
+    assert versions["version"]["name"].startswith("user3-pl0-")
+    # capture_state finds this user's workflows
+    captured = toolbox("pipelines capture_state", {"namespace": NAMESPACE, "user_id": "3"}, tmp_path / "captured")
+    assert captured.returncode == 0, captured.output[-3000:]
+    assert len(read(captured.command_dir, "workflow.json")["items"]) == 4
+
+    # a task that fails: the workflow Failed, the command fails naming the task, the KPIs still recorded
+    sim.image_behaviours.add("*/ubi9/python-311:*", outcome="Failed", **{"exit-code": "3"})
+    try:
+        failing = toolbox("pipelines run_kfp_notebook", {"namespace": NAMESPACE, "notebook_name": "user4-pl0",
+                                                         "run_count": 1, "delay": 1}, tmp_path / "failing")
+    finally:
+        sim.image_behaviours.clear()
+    assert failing.returncode != 0
+    failure = " ".join(read(failing.command_dir, "FAILURE").split())
+    assert "Failed (run user4-pl0-run0): task stage1: Error (exit code 3)" in failure, failure
+    assert read(failing.command_dir, "result.json")["@result"]["failed_runs"] == 1
+    failed_pod = yaml.safe_load(read(failing.command_dir, "artifacts/pods.yaml"))[0]["metadata"]["name"]
+    assert os.path.exists(os.path.join(failing.command_dir, "artifacts/pods/%s.log" % failed_pod))
+    # a directory without the compiled pipeline: one line, before anything is submitted
+    (tmp_path / "no-pipeline").mkdir()
+    nothing = toolbox("pipelines run_kfp_notebook", {"namespace": NAMESPACE, "notebook_directory": str(tmp_path / "no-pipeline"),
+                                                     "notebook_filename": "kfp_hello_world.ipynb", "run_count": 1},
+                      tmp_path / "nothing")
+    assert nothing.returncode != 0
+    assert "no-pipeline/pipeline.yaml: no such file; expected the compiled KFP pipeline" in " ".join(
+        read(nothing.command_dir, "FAILURE").split())
 
     notebooks = toolbox("pipelines capture_notebooks_state", {}, tmp_path / "notebooks")
     assert notebooks.returncode == 0, notebooks.output[-3000:]

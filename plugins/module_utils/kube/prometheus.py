@@ -27,6 +27,7 @@ import tarfile
 import time
 import urllib.parse
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import api_proxy
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
@@ -80,36 +81,16 @@ class HttpTransport:
             connection.close()
 
 
-class KubeProxyTransport:
+class KubeProxyTransport(api_proxy.ApiServerProxy):
     """A Prometheus pod reached through the API server's pod proxy
     (``/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy/...``): no route, no port-forward; the
     caller's credentials (``pods/proxy``) are the kubeconfig's. ``api_client`` is a ``kubernetes``
     ``ApiClient``."""
 
     def __init__(self, api_client, namespace, pod, port, scheme="http", timeout=30):
-        self.api_client = api_client
+        super().__init__(api_client, namespace, "pods", pod, port, scheme, timeout, error=PrometheusError)
         self.namespace, self.pod, self.port, self.scheme = namespace, pod, port, scheme
-        self.timeout = timeout
-        target = "%s:%s:%s" % (scheme, pod, port) if scheme != "http" else "%s:%s" % (pod, port)
-        self.base_path = "/api/v1/namespaces/%s/pods/%s/proxy" % (namespace, target)
         self.url = "pod %s/%s:%s (through the API server)" % (namespace, pod, port)
-
-    def request(self, method, path, params):
-        from kubernetes.client.exceptions import ApiException
-
-        query = list((params or {}).items())
-        headers = {"Accept": "application/json"}
-        try:
-            # the client of requirements.txt (kubernetes >= 30: param_serialize, then call_api)
-            request = self.api_client.param_serialize(method, self.base_path + path, query_params=query,
-                                                      header_params=headers, auth_settings=["BearerToken"])
-            response = self.api_client.call_api(*request, _request_timeout=self.timeout)
-            return response.status, response.read()
-        except ApiException as exc:
-            body = exc.body or b""
-            return exc.status, body if isinstance(body, bytes) else body.encode()
-        except (OSError, ValueError) as exc:
-            raise PrometheusError("%s %s%s: %s" % (method, self.url, path, exc)) from None
 
 
 class PrometheusClient:

@@ -36,10 +36,7 @@ NOT_PROVIDED = {
     "storage download_to_image": "builds an image: needs an image build service this project does not drive",
     "kserve extract_protos": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
     "kserve extract_protos_grpcurl": "gRPC protos of a model server: this project's harness speaks the OpenAI HTTP API",
-    "pipelines run_kfp_notebook": ("runs a notebook in an RHOAI workbench that submits pipeline runs, waited for "
-                                   "through Argo Workflows: planned (issue 28), not written yet"),
 }
-# commands of the reference planned here and not written yet: said so, rather than "unknown"
 
 
 # groups of the reference toolbox (openshift-psap/topsail cfc3e8a2d, projects/*/toolbox/) this

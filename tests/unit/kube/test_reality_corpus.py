@@ -92,6 +92,7 @@ JUDGE_OF_KIND = {
     ("machineconfiguration.openshift.io", "MachineConfigPool"): "machineconfigpools",
     ("machineconfiguration.openshift.io", "KubeletConfig"): "kubeletconfig",
     ("monitoring.coreos.com", "Prometheus"): "prometheus",
+    ("argoproj.io", "Workflow"): "argo_workflows",
 }
 
 

@@ -21,8 +21,9 @@ def test_unprovided_commands_and_aliases_to_them_fail_in_one_line_with_the_reaso
         toolbox.resolve(ROLES, "rhods deploy_addon")
     # an alias is followed, then the target is checked like any name
     assert toolbox.resolve(ROLES, "cluster   download_to_pvc") == "storage download_to_pvc"
-    with pytest.raises(CommandArgsError, match="'pipelines run_kfp_notebook' is not provided: runs a notebook"):
-        toolbox.resolve(ROLES, "pipelines run_kfp_notebook")
+    with pytest.raises(CommandArgsError, match="'kserve extract_protos' is not provided: gRPC protos"):
+        toolbox.resolve(ROLES, "kserve extract_protos")
+    assert toolbox.resolve(ROLES, "pipelines run_kfp_notebook") == "pipelines run_kfp_notebook"
     assert toolbox.resolve(ROLES, "fine_tuning ray_fine_tuning_job") == "fine_tuning ray_fine_tuning_job"
     with pytest.raises(CommandArgsError, match=r"unknown toolbox command 'cluster deploy_operatr' \(did you mean 'cluster deploy_operator'\?\)"):
         toolbox.resolve(ROLES, "cluster deploy_operatr")

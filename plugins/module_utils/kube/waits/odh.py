@@ -136,4 +136,57 @@ class DataSciencePipelinesApplicationReady(Judge):
         return waiting("%s: not Ready (%s)" % (name, detail))
 
 
-JUDGES = (DSCInitializationReady, DataScienceClusterReady, DataSciencePipelinesApplicationReady)
+ARGO = ("https://github.com/argoproj/argo-workflows",
+        "workflow/controller/operator.go markWorkflowPhase, pkg/apis/workflow/v1alpha1/workflow_types.go "
+        "(f016ad89eb269d282aec06dc491c29f396a38df4); kubeflow/pipelines backend/src/apiserver/model/run.go "
+        "(7b70c7b95f6832772efd6fd0029a4024491a0f44)")
+WORKFLOW_DONE = ("Succeeded",)
+WORKFLOW_FAILED = ("Failed", "Error")
+
+
+class ArgoWorkflowsDone(Judge):
+    """The Argo Workflows of pipeline runs (selected by label, e.g. ``pipeline/runid in (...)``; option
+    ``count``: how many there must be) all ``Succeeded``. A workflow's phase is unset until Argo's
+    controller takes it, then ``Running`` (``Pending`` only when Argo postpones it: parallelism, a
+    lock, a PVC), and ends ``Succeeded``, ``Failed`` or ``Error`` - which KFP's persistence agent
+    reports as the run's SUCCEEDED / FAILED. The first failed workflow ends the wait, naming its failed
+    task (a DAG's failure has no workflow message; the pod node's message says why)."""
+
+    name = "argo_workflows"
+    description = "pipeline runs' Argo Workflows done"
+    api_version = "argoproj.io/v1alpha1"
+    kind = "Workflow"
+    upstream = ARGO
+    options = ("count",)
+    needs_name = False
+
+    def observe(self, found, target):
+        workflows = [w for w in found.get("subject") or ()
+                     if not target.name or (w.get("metadata") or {}).get("name") == target.name]
+        expected = int(target.option("count", 1))
+        if len(workflows) < expected:
+            return waiting("%d of %d Workflows exist (yet)" % (len(workflows), expected))
+        phases = {}
+        for workflow in workflows:
+            phases.setdefault(status_of(workflow).get("phase") or "", []).append(workflow)
+        for phase in WORKFLOW_FAILED:
+            for workflow in phases.get(phase, ()):
+                status = status_of(workflow)
+                nodes = [n for n in (status.get("nodes") or {}).values()
+                         if isinstance(n, dict) and n.get("type") == "Pod" and n.get("phase") in WORKFLOW_FAILED]
+                why = status.get("message") or "; ".join(
+                    "task %s: %s" % (n.get("displayName"), n.get("message") or n.get("phase")) for n in nodes[:2])
+                return failed("%s: %s (run %s)%s" % (describe(workflow), phase, (
+                    (workflow.get("metadata") or {}).get("annotations") or {}).get("pipelines.kubeflow.org/run_name"),
+                    ": " + why if why else ""))
+        done = len([w for p in WORKFLOW_DONE for w in phases.get(p, ())])
+        if done == len(workflows):
+            return ready("%d Workflow(s) Succeeded" % done)
+        going = [w for w in workflows if status_of(w).get("phase") not in WORKFLOW_DONE]
+        first = going[0]
+        return waiting("%d of %d Workflows Succeeded; %s: %s%s" % (
+            done, len(workflows), describe(first), status_of(first).get("phase") or "not taken by the controller yet",
+            " (%s)" % status_of(first)["progress"] if status_of(first).get("progress") else ""))
+
+
+JUDGES = (DSCInitializationReady, DataScienceClusterReady, DataSciencePipelinesApplicationReady, ArgoWorkflowsDone)

@@ -28,5 +28,5 @@ def stage3():
 @dsl.pipeline(name="hello-world")
 def my_pipeline():
     first = stage1().set_caching_options(False)
-    middle = [stage2().set_caching_options(False).after(first) for _ in range(3)]
+    middle = [stage2().set_caching_options(False).after(first) for _copy in range(3)]
     stage3().set_caching_options(False).after(*middle)
