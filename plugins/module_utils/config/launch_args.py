@@ -8,16 +8,20 @@
     /var tests.benchmark.matrix.factors: {size: [256, 512]}
     /only prepare,test
     /skip cleanup_before
+    /pr team/project#123
 
 ``/test <job> [preset...]`` names the CI job and the presets (in order); ``/var key: value``
 sets one configuration key (the value is YAML); ``/only`` and ``/skip`` select the steps of a
-test flow (comma- or space-separated). Lines that do not start with ``/`` are prose and
+test flow (comma- or space-separated); ``/pr [owner/name#]N`` names the pull request the verdict is
+posted to (``notifications.github.pr_number`` and ``repo``). Lines that do not start with ``/`` are prose and
 ignored; an unknown directive, a second ``/test``, a ``/var`` without ``key: value`` or with a
 value that is not YAML is one error naming the line. Keys and presets are then checked by the
 configuration's resolution exactly as ``-e preset`` / ``-e overrides`` are.
 """
 
 from __future__ import annotations
+
+import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
@@ -82,8 +86,21 @@ def _skip(args, where, rest):
     args.skip.extend(_names(rest))
 
 
+PULL_REQUEST = re.compile(r"^(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#)?#?(?P<number>[1-9][0-9]*)$")
+
+
+def _pr(args, where, rest):
+    """``/pr 123`` or ``/pr owner/name#123``: the pull request the verdict is posted to (notifications)."""
+    match = PULL_REQUEST.match(rest.strip())
+    if not match:
+        raise ConfigError("%s: expected /pr <number> or /pr owner/name#<number>, got %r" % (where, "/pr " + rest))
+    args.overrides["notifications.github.pr_number"] = int(match.group("number"))
+    if match.group("repo"):
+        args.overrides["notifications.github.repo"] = match.group("repo")
+
+
 # directive -> what it does to the launch arguments
-DIRECTIVES = {"test": _test, "var": _var, "only": _only, "skip": _skip}
+DIRECTIVES = {"test": _test, "var": _var, "only": _only, "skip": _skip, "pr": _pr}
 
 
 def parse(text, source="launch text"):

@@ -23,8 +23,17 @@ def test_a_comment_gives_job_presets_overrides_and_steps():
     assert launch_args.parse("just prose\n").empty()
 
 
+def test_the_pull_request_the_verdict_goes_to():
+    assert launch_args.parse("/pr 123").overrides == {"notifications.github.pr_number": 123}
+    assert launch_args.parse("/pr #7").overrides == {"notifications.github.pr_number": 7}
+    assert launch_args.parse("/pr team/project#45").overrides == {"notifications.github.pr_number": 45,
+                                                                  "notifications.github.repo": "team/project"}
+
+
 @pytest.mark.parametrize("text, message", [
-    ("/tset job", "comment line 1: unknown directive /tset (expected one of /test, /var, /only, /skip)"),
+    ("/tset job", "comment line 1: unknown directive /tset (expected one of /test, /var, /only, /skip, /pr)"),
+    ("/pr twelve", "comment line 1: expected /pr <number> or /pr owner/name#<number>, got '/pr twelve'"),
+    ("/pr team/project#0", "comment line 1: expected /pr <number> or /pr owner/name#<number>"),
     ("/test a\n/test b", "comment line 2: a second /test line (one job per launch)"),
     ("/test", "comment line 1: /test needs a job name, then presets: /test <job> [preset ...]"),
     ("/var tests.x 3", "comment line 1: expected /var dotted.key: value, got '/var tests.x 3'"),
