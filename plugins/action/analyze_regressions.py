@@ -8,7 +8,9 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import step
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 
 ARGUMENT_SPEC = dict(
     plots_dir=dict(type="path"),
@@ -42,5 +44,8 @@ class ActionModule(PerfscaleAction):
             msg=summary["message"],
         )
         if args["export"] and outcome.get("bundle"):
-            result["perfscale_export"] = outcome["bundle"]
+            if postprocess.is_replot(plots_dir) and not export_lib.read_export(config)["enabled_on_replot"]:
+                result["msg"] += " (not exported: a replot, export.enabled_on_replot)"
+            else:
+                result["perfscale_export"] = outcome["bundle"]
         return result

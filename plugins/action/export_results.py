@@ -31,7 +31,7 @@ class ActionModule(PerfscaleAction):
     def execute(self, result, args, task_vars, config):
         export = export_lib.read_export(config)
         if args.get("bundles") is not None:
-            return self._export_bundles(result, args["bundles"])
+            return self._export_bundles(result, args["bundles"], export["fail_test_on_fail"])
         if args.get("spool_dir"):
             outcome = export_lib.replay_spool(args["spool_dir"], export, config, target=args["spool_target"])
             message = "replayed %d spool file(s): %d of %d document(s) delivered to %s" % (
@@ -57,8 +57,9 @@ class ActionModule(PerfscaleAction):
                 message, outcome["undelivered"], "; ".join(r for r in reasons if r), where))
         return result
 
-    def _export_bundles(self, result, bundles):
-        """The play-end export: never fails the play; what is not delivered stays in the spool."""
+    def _export_bundles(self, result, bundles, fail_test_on_fail=False):
+        """The play-end export: what is not delivered stays in the spool; it fails the play only with
+        ``export.fail_test_on_fail``."""
         outcome = export_lib.export_bundles(bundles)
         display = Display()
         for warning in outcome["warnings"]:
@@ -67,4 +68,7 @@ class ActionModule(PerfscaleAction):
             display.display(outcome["message"])
         result.update(changed=outcome["delivered"] > 0, outcome=outcome, msg=outcome["message"],
                       perfscale_exported=outcome["exported"])
+        if fail_test_on_fail and outcome["undelivered"]:
+            result.update(failed=True, msg="%s; export.fail_test_on_fail: %s" % (
+                outcome["message"], outcome["warnings"][-1] if outcome["warnings"] else "documents not delivered"))
         return result

@@ -42,8 +42,11 @@ class ActionModule(PerfscaleAction):
                 summary["tests"], len(summary["failed_tests"]), summary["from_cache"], summary["warnings"],
                 summary["index"]),
         )
-        if args["export"] and summary["kpi_records"]:
-            if export_lib.read_export(config)["enabled"]:
+        export = export_lib.read_export(config)
+        if args["export"] and summary["kpi_records"] and summary["replot"] and not export["enabled_on_replot"]:
+            result["msg"] += "; not exported: a replot of a tree post-processed before (export.enabled_on_replot)"
+        elif args["export"] and summary["kpi_records"]:
+            if export["enabled"]:
                 # the Prometheus KPIs travel with the KPIs (their labels are the KPIs' plus query and series)
                 parts = [{"kind": "prom", "file": summary["prom_kpi_records_file"]}] if summary["prom_kpi_records"] else []
                 label_fields = summary["prom_label_fields"] if parts else summary["label_fields"]

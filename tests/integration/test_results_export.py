@@ -205,6 +205,39 @@ def test_export_playbook_exports_a_results_tree_idempotently(tmp_path):
     assert [name for name in tree(str(root)) if name != "_ansible.log"] == before
 
 
+def test_a_replot_exports_again_only_when_asked_and_an_undelivered_export_fails_the_test_only_when_asked(tmp_path):
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    database = tmp_path / "results.sqlite"
+
+    def documents():
+        with sqlite3.connect(database) as connection:
+            return connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+
+    first = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-e", overrides_for(sqlite_path=database))
+    assert first.returncode == 0, first.output
+    exported = documents()
+    assert exported > 0
+    # the same tree again: a replot, nothing exported (the reference's enabled_on_replot: false)
+    replot = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-e", overrides_for(sqlite_path=database))
+    assert replot.returncode == 0, replot.output
+    assert "not exported: a replot of a tree post-processed before (export.enabled_on_replot)" in replot.flat
+    assert "kpi_export: nothing to export" in replot.flat
+    database.unlink()
+    again = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-e",
+                         overrides_for(sqlite_path=database, **{"export.enabled_on_replot": True}))
+    assert again.returncode == 0, again.output
+    assert documents() == exported
+    # a store that does not take the documents: a warning, unless export.fail_test_on_fail
+    fresh = tmp_path / "fresh"
+    trees.make_tree(str(fresh), points=2)
+    unreachable = overrides_for("http://127.0.0.1:9", **{"export.fail_test_on_fail": True})
+    failed = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % fresh, "-e", unreachable)
+    assert failed.returncode != 0
+    assert "export.fail_test_on_fail: kpi_export:" in failed.flat and "not delivered" in failed.flat
+    assert (fresh / "kpi_export_spool").is_dir()
+
+
 def test_export_playbook_needs_one_input():
     run = run_playbook("playbooks/export.yml")
     assert run.returncode != 0

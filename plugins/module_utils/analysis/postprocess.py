@@ -283,6 +283,16 @@ def _test_output_dir(plots_dir, entry):
     return os.path.join(plots_dir, "tests", entry.relative)
 
 
+def is_replot(plots_dir):
+    """Is ``plots_dir`` a replot: its tree holds an earlier plots directory of the same name whose
+    post-processing finished (its ``summary.json`` written)?"""
+    parent, name = os.path.split(os.path.normpath(plots_dir))
+    suffix = name.split("__", 1)[1] if "__" in name else name
+    return any(os.path.exists(os.path.join(other, SUMMARY))
+               for other in artifacts.find_artifact_dirs(parent, "*__" + suffix)
+               if os.path.normpath(other) != os.path.normpath(plots_dir) and os.path.basename(other) < name)
+
+
 def visualize(results_dir, config, presets_applied=(), plots_name="plots", environ=None, strict=None):
     """Post-process ``results_dir``; returns a summary dict."""
     section = config_schema.read_section(config, "postprocess")
@@ -367,6 +377,7 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
         "point_records_file": os.path.join(plots_dir, POINT_RECORDS),
         "skipped_before_deploy": skipped_before_deploy,
         "cost_vs_actual": [entry["line"] for entry in cost_vs_actual],
+        "replot": is_replot(plots_dir),
     }
     summary["reports"].extend(prom_summary.pop("prom_reports"))
     summary.update(prom_summary)

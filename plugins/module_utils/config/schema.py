@@ -227,6 +227,10 @@ def export_model():
 
     fields = {
         "enabled": (bool, True),
+        # a play-end export that leaves documents undelivered fails the test (otherwise a warning; the spool keeps them)
+        "fail_test_on_fail": (bool, False),
+        # post-processing a tree again (a replot: it has a finished plots directory already) exports again
+        "enabled_on_replot": (bool, False),
         "backend": (_choice(stores.backend_names()), "sqlite"),
         "timeout_s": (float, pydantic.Field(default=10.0, gt=0, le=MAX_TOOL_TIMEOUT_S)),
     }
