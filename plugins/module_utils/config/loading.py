@@ -29,6 +29,9 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import Co
 
 PRESETS_SECTION = "ci_presets"
 EXTENDS_KEY = "extends"
+# keys of ci_presets that select presets rather than define one (the reference's ci_presets.name / .names):
+# a document (or an overlay) that sets them has those presets applied with its own values
+SELECTION_KEYS = ("name", "names")
 
 # sections renamed in this release: the old name is accepted, with a warning
 RENAMED_SECTIONS = {"matbench": "postprocess"}
@@ -262,14 +265,25 @@ def parse_preset_names(value, source="preset"):
 
 
 def known_presets(document):
-    return sorted(document.get(PRESETS_SECTION) or {})
+    return sorted(name for name in document.get(PRESETS_SECTION) or {} if name not in SELECTION_KEYS)
 
 
 def known_presets_in_order(document):
     """The presets of a document (a mapping or a path) in the order it lists them."""
     if not isinstance(document, dict):
         document = load_config_document(document)
-    return list(document.get(PRESETS_SECTION) or {})
+    return [name for name in document.get(PRESETS_SECTION) or {} if name not in SELECTION_KEYS]
+
+
+def document_preset_selection(document):
+    """The presets the document itself selects: ``ci_presets.names`` (a list or a comma-separated string),
+    then ``ci_presets.name`` (one name), as the reference's configuration selects them."""
+    presets = document.get(PRESETS_SECTION) or {}
+    names = parse_preset_names(presets.get("names"), source="%s.names" % PRESETS_SECTION)
+    single = presets.get("name")
+    if single is not None and not isinstance(single, str):
+        raise ConfigError("%s.name: expected one preset name, got %s" % (PRESETS_SECTION, type_name(single)))
+    return names + parse_preset_names(single, source="%s.name" % PRESETS_SECTION)
 
 
 def _unknown_preset_error(name, document, referrer=None):
@@ -285,7 +299,7 @@ def apply_preset(config, document, name, applied, chain=()):
     presets = document.get(PRESETS_SECTION) or {}
     if name in chain:
         raise ConfigError("preset cycle in 'extends': %s" % " -> ".join(list(chain) + [name]))
-    if name not in presets:
+    if name not in presets or name in SELECTION_KEYS:
         raise _unknown_preset_error(name, document, referrer=chain[-1] if chain else None)
     preset = presets[name]
     if preset is None:
@@ -359,7 +373,7 @@ def resolve_config(document, presets=None, overrides=None, overrides_file=None, 
                    inventory_presets=None, inventory_overrides=None):
     """The effective configuration of a document, in this order (the later wins):
 
-    1. the document's own values;
+    1. the document's own values, then the presets it selects itself (``ci_presets.names``, ``ci_presets.name``);
     2. ``inventory_presets`` then ``inventory_overrides`` (inventory variables
        ``perfscale_presets`` / ``perfscale_overrides``: per-lab, per-cluster settings);
     3. ``presets`` (``-e preset=``), then ``overrides_file``, then ``overrides``
@@ -376,6 +390,8 @@ def resolve_config(document, presets=None, overrides=None, overrides_file=None, 
         document = migrate_renamed_sections(copy.deepcopy(document), source, warnings)
     config = copy.deepcopy({k: v for k, v in document.items() if k != PRESETS_SECTION})
     applied = []
+    for name in document_preset_selection(document):
+        apply_preset(config, document, name, applied)
     inventory_names = parse_preset_names(inventory_presets, source="perfscale_presets")
     for name in inventory_names:
         apply_preset(config, document, name, applied)

@@ -50,6 +50,28 @@ def test_several_presets_apply_in_order_last_wins():
     assert resolved.config["tests"]["benchmark"]["sizes"] == [64, 128]
 
 
+def test_the_document_selects_presets_with_ci_presets_name_and_names():
+    document = cfg.load_config_document(PRESETS)
+    document["ci_presets"]["names"] = ["fast"]
+    document["ci_presets"]["name"] = "replace_harness"
+    resolved = cfg.resolve_config(document)
+    # names first, then name; both before -e preset (which wins)
+    assert resolved.presets_applied == ["base", "fast", "replace_harness"]
+    assert resolved.config["tests"]["benchmark"]["timeout_s"] == 10
+    later = cfg.resolve_config(document, presets="override_after_extends")
+    assert later.presets_applied[-2:] == ["base", "override_after_extends"]
+    # the selection keys are not presets themselves
+    assert "name" not in cfg.known_presets(document) and "names" not in cfg.known_presets_in_order(document)
+    with pytest.raises(errors.ConfigError, match="unknown preset 'names'"):
+        cfg.resolve_config(document, presets="names")
+    document["ci_presets"]["name"] = "fsat"
+    with pytest.raises(errors.ConfigError, match="unknown preset 'fsat' \\(did you mean 'fast'\\?\\)"):
+        cfg.resolve_config(document)
+    document["ci_presets"]["name"] = ["fast"]
+    with pytest.raises(errors.ConfigError, match="ci_presets.name: expected one preset name, got list"):
+        cfg.resolve_config(document)
+
+
 def test_diamond_extends_is_not_a_cycle():
     resolved = cfg.resolve_config(PRESETS, presets="diamond")
     assert resolved.presets_applied == ["base", "fast", "base", "diamond"]
