@@ -31,7 +31,9 @@ options:
     description: The run directory; default the fact C(perfscale_run_root).
     type: path
   summary:
-    description: The regression summary (M(perfscale.topsail.analyze_regressions)' RV(perfscale.topsail.analyze_regressions#module:summary)); none - not analysed.
+    description:
+      - The regression summary (M(perfscale.topsail.analyze_regressions)' RV(perfscale.topsail.analyze_regressions#module:summary)).
+      - None - not analysed.
     type: dict
   failed_points:
     description: The names of the points that failed.

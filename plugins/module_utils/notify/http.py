@@ -75,7 +75,7 @@ class JsonHttp:
             connection.request(method, target, body=payload, headers=headers)
             answer = connection.getresponse()
             raw = answer.read(MAX_ANSWER_BYTES + 1)
-            return answer.status, {k: v for k, v in answer.getheaders()}, raw
+            return answer.status, dict(answer.getheaders()), raw
         except (OSError, http.client.HTTPException) as exc:
             raise NotifyError("%s %s%s: %s" % (method, self.url, target[len(self.base_path):].split("?")[0],
                                                exc)) from None
