@@ -116,10 +116,29 @@ timestamp = base.timestamp
 # labels
 
 
+# the LoRA settings of the hyper-parameters (fms-hf-tuning's names and their usual spellings) -> label
+LORA_LABELS = (("peft_method", ("peft_method",)), ("lora_rank", ("r", "lora_r", "lora_rank")),
+               ("lora_alpha", ("lora_alpha",)), ("lora_dropout", ("lora_dropout",)),
+               ("lora_target_modules", ("target_modules", "lora_target_modules")))
+
+
+def lora_labels(hyper):
+    """The LoRA settings as labels (None when the job sets none)."""
+    found = {}
+    for label, keys in LORA_LABELS:
+        value = next((hyper[k] for k in keys if hyper.get(k) is not None), None)
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        found[label] = None if value is None else str(value)
+    return found
+
+
 def labels_model():
     return base.labels_model(
         model=str, dataset=Optional[str], dataset_replication=int, gpu=int, pod_count=int, gpus_total=int,
         batch_size=Optional[int], hyper_parameters=str, container_image=Optional[str], framework=Optional[str],
+        peft_method=Optional[str], lora_rank=Optional[str], lora_alpha=Optional[str], lora_dropout=Optional[str],
+        lora_target_modules=Optional[str],
         gpu_product=Optional[str], worker_instance_types=Optional[str], cluster_gpu_count=Optional[int],
         kubernetes_version=Optional[str], openshift_version=Optional[str], rhoai_version=Optional[str],
         gpu_operator_version=Optional[str])
@@ -150,11 +169,18 @@ def kpi_labels(entry):
         openshift_version=cluster.get("openshift_version"),
         rhoai_version=results.get("rhoai_version"),
         gpu_operator_version=results.get("gpu_operator_version"),
+        **lora_labels(hyper),
     )
 
 
 def payload_results(entry):
-    return base.summary_results(entry, "summary", loss_records="losses")
+    results = base.summary_results(entry, "summary", loss_records="losses")
+    tokens, gpus = results.get("train_tokens_per_second"), results.get("gpus_total")
+    usable = isinstance(tokens, (int, float)) and tokens > 0 and isinstance(gpus, (int, float)) and gpus > 0
+    # the reference's fine-tuning KPIs: throughput per GPU, and the GPU time a million tokens cost
+    results["train_tokens_per_second_per_gpu"] = tokens / gpus if usable else None
+    results["gpu_hours_per_million_tokens"] = gpus * 1e6 / (3600.0 * tokens) if usable else None
+    return results
 
 
 # --------------------------------------------------------------------------
@@ -169,6 +195,10 @@ KPIS = [
              "higher", fmt="{:.3f}"),
     base.kpi("train_tokens_per_second", "Training tokens per second, when the Trainer logs it", "tokens/s", "higher",
              fmt="{:.1f}"),
+    base.kpi("train_tokens_per_second_per_gpu", "Training tokens per second and per GPU (tokens/s / GPUs)",
+             "tokens/s/GPU", "higher", fmt="{:.1f}"),
+    base.kpi("gpu_hours_per_million_tokens", "GPU-hours a million training tokens cost (GPUs x time per token)",
+             "GPU-h/Mtok", "lower", fmt="{:.3f}"),
     base.kpi("final_loss", "Loss of the last logged training step (the train loss when no step was logged)", "loss",
              "lower", fmt="{:.4f}", ignored=True),
     base.kpi("gpu_count", "GPUs the job used (GPUs per pod x pods)", "GPUs", "higher", fmt="{:.0f}", ignored=True,

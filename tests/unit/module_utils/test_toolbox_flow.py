@@ -172,11 +172,13 @@ def test_the_fine_tuning_workload_labels_kpis_with_the_job_and_the_platform(tmp_
     matrix = os.path.join(root, "011__fine_tuning")
     good, bad = os.path.join(matrix, "000__gpu8_x1"), os.path.join(matrix, "001__gpu8_x2")
     summary = {"train_runtime": 100.0, "train_samples_per_second": 40.0, "train_steps_per_second": 1.2,
-               "final_loss": 0.9, "gpus_total": 8, "losses": [{"loss": 1.5, "epoch": 0.5}, {"loss": 0.9, "epoch": 1.0}]}
+               "train_tokens_per_second": 14400.0, "final_loss": 0.9, "gpus_total": 8, "losses": [{"loss": 1.5, "epoch": 0.5}, {"loss": 0.9, "epoch": 1.0}]}
     _write(good, "output.json", {"name": "fine_tuning", "framework": "fms", "@result": summary,
                                  "@parameters": {"model_name": "granite", "dataset_name": "alpaca", "dataset_replication": 1,
                                                  "gpu": 8, "pod_count": 1, "container_image": "img:1",
-                                                 "hyper_parameters": {"per_device_train_batch_size": 4}}})
+                                                 "hyper_parameters": {"per_device_train_batch_size": 4,
+                                                                      "peft_method": "lora", "r": 8, "lora_alpha": 16,
+                                                                      "target_modules": ["q_proj", "v_proj"]}}})
     _write(bad, "FAILURE", "PyTorchJob ft/fine-tuning Failed: CUDA out of memory")
     _write(os.path.join(bad, "000__fine_tuning__run_fine_tuning_job_fine_tuning"), "_params.yaml",
            yaml.safe_dump({"model_name": "granite", "dataset_name": "alpaca", "dataset_replication": 2, "gpu": 8,
@@ -192,9 +194,15 @@ def test_the_fine_tuning_workload_labels_kpis_with_the_job_and_the_platform(tmp_
         payloads = {p["labels"]["test_path"].rsplit("/", 1)[-1]: p for p in json.load(handle)}
     labels = payloads["000__gpu8_x1"]["labels"]
     assert labels["rhoai_version"] == "2.25.0" and labels["gpu_product"] == "8x NVIDIA-H100" and labels["run_id"] == "r1"
-    assert labels["gpus_total"] == 8 and labels["batch_size"] == 4 and labels["hyper_parameters"] == '{"per_device_train_batch_size":4}'
-    assert payloads["000__gpu8_x1"]["kpis"]["train_samples_per_second"]["value"] == 40.0
-    assert payloads["000__gpu8_x1"]["kpis"]["train_tokens_per_second"]["value"] is None
+    assert labels["gpus_total"] == 8 and labels["batch_size"] == 4
+    assert (labels["peft_method"], labels["lora_rank"], labels["lora_alpha"], labels["lora_dropout"],
+            labels["lora_target_modules"]) == ("lora", "8", "16", None, "q_proj,v_proj")
+    kpis = payloads["000__gpu8_x1"]["kpis"]
+    assert kpis["train_samples_per_second"]["value"] == 40.0
+    # 14,400 tokens/s on 8 GPUs: 1,800 per GPU; a million tokens take 69.4 s on 8 GPUs = 0.154 GPU-hours
+    assert kpis["train_tokens_per_second_per_gpu"]["value"] == 1800.0
+    assert kpis["gpu_hours_per_million_tokens"]["value"] == pytest.approx(8 * 1e6 / (3600 * 14400.0))
+    assert kpis["gpu_hours_per_million_tokens"]["unit"] == "GPU-h/Mtok"
     # the failed point has no KPI payload; the error report says why it failed
     assert sorted(payloads) == ["000__gpu8_x1"]
     with open(os.path.join(summary_out["plots_dir"], "error_report.html"), encoding="utf-8") as handle:
