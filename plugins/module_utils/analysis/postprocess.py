@@ -24,6 +24,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as reports_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import point_resources
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData, PostProcessError
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import baselines
@@ -95,6 +96,7 @@ def build_payload(entry, workload, labels_model, strict, noise_thresholds=None):
             warnings.extend(kpi_warnings)
         except MissingData as exc:
             missing.extend(exc.missing)
+        point_resources.add(payload, point_resources.read(entry.test_dir))
     if missing:
         raise MissingData(missing)
     payload["metadata"]["kpi_warnings"] = warnings

@@ -35,9 +35,10 @@ EXIT_CANCELLED = 130        # stopped from outside (as SIGINT)
 class Execution:
     """How one point's command ended."""
 
-    __slots__ = ("exit_code", "duration", "error", "timed_out", "signal_name", "details")
+    __slots__ = ("exit_code", "duration", "error", "timed_out", "signal_name", "details", "resources")
 
-    def __init__(self, exit_code, duration, error=None, timed_out=False, signal_name=None, details=None):
+    def __init__(self, exit_code, duration, error=None, timed_out=False, signal_name=None, details=None,
+                 resources=None):
         self.exit_code = exit_code
         self.duration = duration
         self.error = error
@@ -45,6 +46,8 @@ class Execution:
         self.signal_name = signal_name
         # where it ran, for a post-mortem (the kubernetes executor: namespace, Job, pod, node)
         self.details = details
+        # what the point's process tree used, when the executor can measure it (``resource_usage``)
+        self.resources = resources
 
     @property
     def ok(self):
@@ -55,7 +58,19 @@ class Execution:
                     "timed_out": self.timed_out, "signal": self.signal_name}
         if self.details:
             document["executor"] = dict(self.details)
+        if self.resources:
+            document["resources"] = dict(self.resources)
         return document
+
+
+def resource_usage(rusage):
+    """The performance-indicator contract's resource figures of a finished process tree, from its
+    ``struct rusage`` (``os.wait4``): CPU user and kernel seconds, voluntary and involuntary context
+    switches, the largest resident set (Linux reports ``ru_maxrss`` in KiB)."""
+    return {"cpu_user_s": round(rusage.ru_utime, 6), "cpu_system_s": round(rusage.ru_stime, 6),
+            "voluntary_context_switches": int(rusage.ru_nvcsw),
+            "involuntary_context_switches": int(rusage.ru_nivcsw),
+            "max_rss_mib": round(rusage.ru_maxrss / 1024.0, 3)}
 
 
 class Executor:

@@ -75,6 +75,28 @@ def test_success_keeps_stdout_and_stderr(tmp_path):
     assert json.loads((tmp_path / "stdout.log").read_text())["name"] == "scripted"
 
 
+def test_the_point_s_process_tree_resource_usage_is_measured(tmp_path):
+    # a child that burns CPU and holds ~64 MiB, waited for by the point's process: counted in its usage
+    child = "import time; b = bytearray(64 << 20); t = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    parent = "import subprocess, sys; subprocess.run([sys.executable, '-c', %r], check=True)" % child
+    executor = executors.create_executor("local")
+
+    def execute(argv):
+        return executor.wait(executor.start(None, harness_base.PointCommand(argv), str(tmp_path)), 30)
+
+    execution = execute([sys.executable, "-c", parent])
+    assert execution.exit_code == 0, execution.error
+    usage = execution.as_dict()["resources"]
+    assert usage["cpu_user_s"] + usage["cpu_system_s"] >= 0.25, usage
+    assert usage["max_rss_mib"] >= 60, usage
+    assert usage["voluntary_context_switches"] >= 1 and usage["involuntary_context_switches"] >= 0
+    # a failed point has its usage too; one that could not start has none
+    failed = execute([sys.executable, "-c", "raise SystemExit(4)"])
+    assert failed.exit_code == 4 and failed.resources["max_rss_mib"] > 0
+    missing = execute(["/nonexistent/harness"])
+    assert missing.resources is None and "resources" not in missing.as_dict()
+
+
 def test_non_zero_exit_reports_code_and_stderr(tmp_path):
     outcome = run_scripted(tmp_path, mode="fail")
     assert outcome.exit_code == 3
