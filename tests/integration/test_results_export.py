@@ -296,7 +296,8 @@ def test_demo_twice_then_a_cpt_gate_on_a_loaded_runner_compares_with_noisy_histo
     assert "8 KPI(s) without history (8 none stored)" in first[1].flat
     assert first[0]["noisy_entries"], "the burner did not make the first run noisy"
     # exported once: by the play itself, the enabled kpi_export callback has nothing left to do
-    assert first[1].flat.count("kpi_export: 40 KPI and 16 regression document(s) exported to sqlite %s"
+    # (8 points x (5 KPIs + the 5 resource-usage KPIs the local executor measured))
+    assert first[1].flat.count("kpi_export: 80 KPI and 16 regression document(s) exported to sqlite %s"
                                % database) == 1
     assert first[1].flat.count("kpi_export:") == 1
     summary, run = second
