@@ -1,5 +1,12 @@
-"""Stand-ins of GitHub's REST API (issue comments) and Slack's Web API (chat.postMessage,
-conversations.history) on 127.0.0.1, built from their documented requests and answers.
+"""Stand-ins of GitHub's REST API (issue comments), Slack's Web API (chat.postMessage,
+conversations.history) and Horreum's upload API on 127.0.0.1, built from their documented requests and
+answers.
+
+Horreum (Hyperfoil/Horreum docs/site/content/en/openapi/openapi.yaml): ``GET /api/test/byName/{name}``
+-> ``Test`` (``id``, ``name``...; 404 for an unknown test), ``GET /api/run/list/{testId}`` (``limit``,
+``page`` from 1, ``trashed``) -> ``{"runs": [RunSummary], "total"}``, ``POST /api/run/data`` (query
+``test``, ``start``, ``stop`` required; ``owner``, ``access``, ``schema``, ``description``; the body the
+run's JSON) -> 202 ``text/plain`` ids; ``X-Horreum-API-Key`` checked (401 otherwise).
 
 GitHub (docs.github.com/rest/issues/comments): ``GET /repos/{owner}/{repo}/issues/{n}/comments``
 (``per_page``, ``page``, a ``Link: <...>; rel="next"`` header while more pages follow), ``POST`` there
@@ -125,6 +132,53 @@ class Slack(StandIn):
         return 404, {}, {"ok": False, "error": "unknown_method"}
 
 
+class Horreum(StandIn):
+    ACCESS = ("PUBLIC", "PROTECTED", "PRIVATE")
+
+    def __init__(self, token, tests=("perfscale-demo",)):
+        super().__init__(token)
+        self.tests = {name: index + 10 for index, name in enumerate(tests)}
+        self.runs = []   # {"id", "testid", "description", "start", "stop", "owner", "access", "data", "schema"}
+
+    def answer(self, method, path, query, headers, body):
+        if headers.get("X-Horreum-API-Key") != self.token:
+            return 401, {}, b"Unauthorized"
+        match = re.fullmatch(r"/api/test/byName/([^/]+)", path)
+        if match and method == "GET":
+            from urllib.parse import unquote
+            name = unquote(match.group(1))
+            if name not in self.tests:
+                return 404, {}, {"error": "Test %s not found" % name}
+            return 200, {}, {"id": self.tests[name], "name": name, "datastoreId": 1, "notificationsEnabled": True,
+                             "access": "PUBLIC", "owner": "dev-team"}
+        match = re.fullmatch(r"/api/run/list/(\d+)", path)
+        if match and method == "GET":
+            limit = int((query.get("limit") or ["25"])[0])
+            page = int((query.get("page") or ["1"])[0])
+            runs = [r for r in self.runs if r["testid"] == int(match.group(1))]
+            chunk = runs[(page - 1) * limit:page * limit]
+            return 200, {}, {"total": len(runs), "runs": [
+                {"id": r["id"], "testid": r["testid"], "testname": "x", "trashed": False, "hasMetadata": False,
+                 "datasets": [], "access": r["access"], "owner": r["owner"], "start": r["start"], "stop": r["stop"],
+                 "description": r["description"]} for r in chunk]}
+        if path == "/api/run/data" and method == "POST":
+            missing = [k for k in ("test", "start", "stop") if not query.get(k)]
+            if missing or not isinstance(body, dict):
+                return 400, {}, b"Missing or invalid: " + ",".join(missing or ["body"]).encode()
+            test = query["test"][0]
+            if test not in self.tests:
+                return 400, {}, b"Cannot identify test name or ID"
+            access = (query.get("access") or ["PUBLIC"])[0]
+            if access not in self.ACCESS:
+                return 400, {}, b"Invalid access"
+            run = {"id": 100 + len(self.runs), "testid": self.tests[test], "description": (query.get("description") or [""])[0],
+                   "start": query["start"][0], "stop": query["stop"][0], "owner": (query.get("owner") or ["dev-team"])[0],
+                   "access": access, "schema": (query.get("schema") or [None])[0], "data": body}
+            self.runs.append(run)
+            return 202, {}, str(run["id"]).encode()
+        return 404, {}, {"error": "not found"}
+
+
 def _handler(stand_in):
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -146,9 +200,10 @@ def _handler(stand_in):
                 else:
                     status, headers, document = stand_in.answer(self.command, parts.path, parse_qs(parts.query),
                                                                 self.headers, body)
-            data = json.dumps(document).encode()
+            plain = isinstance(document, bytes)
+            data = document if plain else json.dumps(document).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", "text/plain" if plain else "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             for key, value in headers.items():
                 self.send_header(key, value)

@@ -28,6 +28,8 @@ LAYERS = [
     ("plugins.module_utils.safe_paths", 1),
     ("plugins.module_utils.bounded_input", 1),
     ("plugins.module_utils.config.secrets", 1),
+    # JSON over HTTP with bounds and rate limits (the notifiers' and Horreum's client)
+    ("plugins.module_utils.json_http", 1),
     ("plugins.module_utils.config.dotted", 1),
     ("plugins.module_utils.run.artifacts", 1),
     ("plugins.module_utils.run.lock", 1),

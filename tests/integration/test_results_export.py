@@ -239,6 +239,32 @@ def test_a_replot_exports_again_only_when_asked_and_an_undelivered_export_fails_
     assert (fresh / "kpi_export_spool").is_dir()
 
 
+def test_the_play_end_export_uploads_the_run_to_horreum_once(tmp_path):
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    from notify_servers import Horreum, serving  # pylint: disable=import-outside-toplevel
+
+    key = "HUSR_integration_horreum_key_0123"
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "horreum-key").write_text(key)
+    root = tmp_path / "run"
+    trees.make_tree(str(root), points=2)
+    with serving(Horreum(key)) as horreum:
+        settings = {"export.horreum.enabled": True, "export.horreum.url": horreum.url,
+                    "export.horreum.test": "perfscale-demo", "export.horreum.api_key_file": "horreum-key",
+                    "export.enabled_on_replot": True}
+        for _attempt in range(2):
+            run = run_playbook("playbooks/visualize.yml", "-e", "results_dir=%s" % root, "-v", "-e",
+                               overrides_for(sqlite_path=tmp_path / "results.sqlite", **settings),
+                               env={"PERFSCALE_SECRETS_DIR": str(secrets)})
+            assert run.returncode == 0, run.output[-3000:]
+            assert "uploaded to horreum %s (test perfscale-demo)" % horreum.url in run.flat, run.flat[-2000:]
+        assert len(horreum.runs) == 1
+        data = horreum.runs[0]["data"]
+        assert len(data["kpis"]) == 10 and data["regressions"] and data["$schema"] == "urn:perfscale-topsail:run:1"
+    assert grep_tree(str(root), key) == [] and key not in run.output
+
+
 def test_export_playbook_needs_one_input():
     run = run_playbook("playbooks/export.yml")
     assert run.returncode != 0

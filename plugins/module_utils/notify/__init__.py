@@ -22,7 +22,7 @@ import os
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import github, slack
-from ansible_collections.perfscale.topsail.plugins.module_utils.notify.http import JsonHttp, NotifyError
+from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import JsonHttp, NotifyError
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 
 NOTIFIERS = {"github": github.GitHubNotifier, "slack": slack.SlackNotifier}

@@ -16,7 +16,7 @@ import re
 import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import message as message_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.notify.http import NotifyError
+from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import NotifyError
 
 NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
 MAX_PAGES = 50

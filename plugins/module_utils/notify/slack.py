@@ -14,7 +14,7 @@ each is a ``NotifyError`` naming it.
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import message as message_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.notify.http import NotifyError
+from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import NotifyError
 
 EVENT_TYPE = "perfscale_pull_request"
 HISTORY_LIMIT = 200

@@ -12,14 +12,17 @@ all read this registry.
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreConfigError
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores.horreum import HorreumStore
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.opensearch import OpenSearchStore
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore
 
-BACKENDS = {backend.name: backend for backend in (SQLiteStore, OpenSearchStore)}
+# every target a spool can be delivered to; export.backend offers those that keep a history
+BACKENDS = {backend.name: backend for backend in (SQLiteStore, OpenSearchStore, HorreumStore)}
 
 
 def backend_names():
-    return sorted(BACKENDS)
+    """The stores ``export.backend`` may name: those the regression step reads a history from."""
+    return sorted(name for name, backend in BACKENDS.items() if getattr(backend, "keeps_history", True))
 
 
 def open_store(export, secrets_config=None, environ=None):

@@ -115,6 +115,8 @@ def spool_target(export, environ=None):
         settings = dict(export[export["backend"]])
         if "hosts" in settings:
             settings["hosts"] = [secret_refs.redact_url(host) for host in settings["hosts"]]
+        if settings.get("url"):
+            settings["url"] = secret_refs.redact_url(settings["url"])
         target[export["backend"]] = settings
     return target
 
@@ -387,6 +389,25 @@ def make_bundle(kind, path, config, run_root, label_fields=(), parts=()):
     }
 
 
+def _export_to_horreum(spooled, outcome, exporter):
+    """With ``export.horreum.enabled``: every document of the play's bundles, once, to Horreum too
+    (one Horreum run per run: its KPIs and verdicts together), spooled like any export."""
+    enabled = [(bundle, spool_dir, documents) for bundle, spool_dir, documents, _path, _error in spooled
+               if ((bundle["export"].get("horreum") or {}).get("enabled"))]
+    if not enabled:
+        return
+    bundle, spool_dir = enabled[0][0], enabled[0][1]
+    documents = [document for _bundle, _dir, items in enabled for document in items]
+    target = dict(bundle["export"], backend="horreum")
+    result = export_documents(documents, target, spool_dir, bundle.get("secrets"), exporter=exporter)
+    outcome["horreum"] = {"delivered": result["delivered"], "undelivered": result["undelivered"],
+                          "store": result["store"]}
+    if result["undelivered"]:
+        outcome["warnings"].append("kpi_export: %d document(s) not uploaded to %s (%s); kept in %s; replay with: %s"
+                                   % (result["undelivered"], result["store"] or "horreum", result["reason"] or "unknown",
+                                      spool_dir, REPLAY_COMMAND % spool_dir))
+
+
 def export_bundles(bundles, environ=None):
     """Export what the tasks of a play handed over (the play-end export).
 
@@ -431,6 +452,7 @@ def export_bundles(bundles, environ=None):
             for reason in (result["reason"], result["spool_error"]):
                 if reason and reason not in reasons:
                     reasons.append(reason)
+    _export_to_horreum(spooled, outcome, exporter)
     if outcome["undelivered"]:
         outcome["warnings"].append(
             "kpi_export: %d document(s) not delivered to %s (%s); kept in %s; replay with: %s"
@@ -442,4 +464,7 @@ def export_bundles(bundles, environ=None):
         else "kpi_export: nothing to export"
     if outcome["point"]:
         outcome["message"] += " (and %d point wall time(s), for later cost estimates)" % outcome["point"]
+    if outcome.get("horreum"):
+        horreum = outcome["horreum"]
+        outcome["message"] += "; %d document(s) uploaded to %s" % (horreum["delivered"], horreum["store"] or "horreum")
     return outcome

@@ -61,8 +61,9 @@ class JsonHttp:
         self.context = context
 
     def _once(self, method, target, payload):
-        headers = {"Accept": "application/json", "User-Agent": "perfscale.topsail",
-                   "Authorization": "Bearer " + self._token}
+        headers = {"Accept": "application/json", "User-Agent": "perfscale.topsail"}
+        if self._token:
+            headers["Authorization"] = "Bearer " + self._token
         headers.update(self.extra_headers)
         if payload is not None:
             headers["Content-Type"] = "application/json; charset=utf-8"
