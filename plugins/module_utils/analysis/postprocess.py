@@ -139,6 +139,14 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
     workload = workload_lib.load_workload(section["workload"])
     labels_model = workload.labels_model()
     entries, tree_warnings = results_tree.parse_results(results_dir, workload, environ, write_cache=write_cache)
+    if section["filters"] and entries:
+        kept = [entry for entry in entries if matches_filters(entry.settings, section["filters"])]
+        if not kept:
+            raise PostProcessError("postprocess.filters %s: no test of %s matches (%d test(s) there)"
+                                   % (format_filters(section["filters"]), results_dir, len(entries)))
+        tree_warnings = list(tree_warnings) + ["postprocess.filters %s: %d of %d test(s) kept"
+                                               % (format_filters(section["filters"]), len(kept), len(entries))]
+        entries = kept
     if not entries:
         raise PostProcessError("results_dir %s: no test in it (a test is a directory holding %s and %s); "
                                "nothing to post-process" % (results_dir, artifacts.SETTINGS_FILE,
@@ -162,6 +170,16 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
     if prom_workload is not None:
         result.prom = prom_results(result, prom_workload, run_urls)
     return result
+
+
+def matches_filters(settings, filters):
+    """Whether a test's settings match every filter (a value matches as text: ``size=256`` matches 256)."""
+    return all(key in settings and str(settings[key]) in {str(value) for value in wanted}
+               for key, wanted in filters.items())
+
+
+def format_filters(filters):
+    return ",".join("%s=%s" % (key, "|".join(str(v) for v in wanted)) for key, wanted in sorted(filters.items()))
 
 
 def record_fields(entry, payload, workload, run_urls):
@@ -301,7 +319,7 @@ def visualize(results_dir, config, presets_applied=(), plots_name="plots", envir
     strict = section["strict"] if strict is None else strict
     parsed = compute_payloads(results_dir, config, strict, environ)
     results_dir, workload = parsed.results_dir, parsed.workload
-    report_names = reports_lib.report_names(section["reports"], workload)
+    report_names = reports_lib.report_names(section["reports"], workload, section["report_sets"], section["report_set"])
 
     plots_dir = artifacts.allocate_artifact_dir(results_dir, plots_name)
     # outputs, not tests: later walks of the tree skip this directory

@@ -478,16 +478,20 @@ GENERIC_REPORTS = {
 }
 
 
-def report_names(configured, workload):
-    """The reports to draw: ``configured`` (validated), or the generic ones then the workload's defaults."""
+def report_names(configured, workload, report_sets=(), report_set=None):
+    """The reports to draw: the ``report_set`` of ``report_sets`` (by id), else ``configured`` (validated),
+    else the generic ones then the workload's defaults."""
     available = dict(GENERIC_REPORTS)
     available.update(workload.reports)
+    if report_set is not None:
+        configured = next(item["generate"] for item in report_sets if item["id"] == report_set)
     if configured is None:
         return list(GENERIC_REPORTS) + [name for name in workload.default_reports if name not in GENERIC_REPORTS]
     unknown = [name for name in configured if name not in available]
     if unknown:
-        raise ReportError("postprocess.reports: unknown report(s) %s; reports of workload %s: %s"
-                          % (", ".join(unknown), workload.name, ", ".join(sorted(available))))
+        where = "postprocess.report_sets[%s]" % report_set if report_set is not None else "postprocess.reports"
+        raise ReportError("%s: unknown report(s) %s; reports of workload %s: %s"
+                          % (where, ", ".join(unknown), workload.name, ", ".join(sorted(available))))
     return list(configured)
 
 

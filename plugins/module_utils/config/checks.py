@@ -53,7 +53,8 @@ def validate_config(config):
 
         try:
             loaded = workload_lib.load_workload(validated["postprocess"]["workload"])
-            reports.report_names(validated["postprocess"]["reports"], loaded)
+            reports.report_names(validated["postprocess"]["reports"], loaded, validated["postprocess"]["report_sets"],
+                                 validated["postprocess"]["report_set"])
             workload_lib.load_prom_workload(validated["postprocess"]["prom_workload"])
         except PerfscaleError as exc:
             raise ConfigError("postprocess: %s" % exc) from None
