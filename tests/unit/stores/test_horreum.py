@@ -44,6 +44,9 @@ def documents(run_id, minute=0):
         out.append(base.kpi_document(fields))
     out.append({"kind": "regression", "doc_id": base.doc_id("regression", run_id), "run_id": run_id,
                 "kpi_name": "rate", "verdict": "no_change", "@timestamp": "2026-11-26T10:%02d:45+00:00" % minute})
+    # a point's wall time (capacity estimates): delivered, not uploaded
+    out.append({"kind": "point", "doc_id": base.doc_id("point", run_id), "test_uuid": run_id + "-t0",
+                "@timestamp": "2026-11-26T10:%02d:50+00:00" % minute})
     return out
 
 
@@ -61,7 +64,7 @@ def test_one_horreum_run_per_run_idempotent_by_run_id(tmp_path, secrets):
         spool = str(tmp_path / "spool")
         first = export_lib.export_documents(documents("run-a") + documents("run-b", 5), horreum_target(export), spool,
                                             config, environ=environ)
-        assert (first["delivered"], first["undelivered"]) == (6, 0), first
+        assert (first["delivered"], first["undelivered"]) == (8, 0), first
         ours = [r for r in horreum.runs if r["description"].startswith("perfscale.topsail run ")]
         assert sorted(r["description"] for r in ours) == ["perfscale.topsail run run-a", "perfscale.topsail run run-b"]
         run_a = next(r for r in ours if r["description"].endswith("run-a"))
@@ -71,7 +74,7 @@ def test_one_horreum_run_per_run_idempotent_by_run_id(tmp_path, secrets):
         assert [d["kpi_name"] for d in run_a["data"]["kpis"]] == ["rate", "time_median"]
         assert run_a["data"]["regressions"][0]["verdict"] == "no_change"
         again = export_lib.export_documents(documents("run-a"), horreum_target(export), spool, config, environ=environ)
-        assert again["delivered"] == 3 and len(horreum.runs) == 132
+        assert again["delivered"] == 4 and len(horreum.runs) == 132
         assert any("page=2" in r["query"] for r in horreum.requests)
         assert {r["headers"].get("X-Horreum-API-Key") for r in horreum.requests} == {API_KEY}
     assert not os.path.exists(spool)
@@ -83,11 +86,11 @@ def test_a_refused_key_or_a_dead_server_spools_and_the_replay_uploads(tmp_path, 
     with serving(Horreum(API_KEY)) as horreum:
         refused = export_lib.export_documents(documents("run-c"), horreum_target(
             export_section(tmp_path, horreum.url, api_key_file="wrong-key")), spool, config, environ=environ)
-        assert refused["undelivered"] == 3 and "401" in refused["reason"], refused
+        assert refused["undelivered"] == 4 and "401" in refused["reason"], refused
         assert horreum.runs == []
     dead = export_lib.export_documents(documents("run-d"), horreum_target(export_section(tmp_path, dead_url())),
                                        spool, config, environ=environ)
-    assert dead["undelivered"] == 3 and dead["spool_file"]
+    assert dead["undelivered"] == 4 and dead["spool_file"]
     for name in os.listdir(spool):
         assert API_KEY not in (tmp_path / "spool" / name).read_text()
     # the replay goes to the Horreum each spool file recorded, with the configuration's key
@@ -101,7 +104,7 @@ def test_a_refused_key_or_a_dead_server_spools_and_the_replay_uploads(tmp_path, 
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("\n".join([json.dumps(header)] + lines[1:]) + "\n")
         outcome = export_lib.replay_spool(spool, export_section(tmp_path, horreum.url), config, environ)
-        assert outcome["delivered"] == 6 and outcome["undelivered"] == 0, outcome
+        assert outcome["delivered"] == 8 and outcome["undelivered"] == 0, outcome
         descriptions = sorted(r["description"] for r in horreum.runs)
         assert descriptions == ["perfscale.topsail run run-c", "perfscale.topsail run run-d"]
 
