@@ -150,6 +150,21 @@ def test_download_modes_fetch_what_they_promise_and_the_replot_matches(store, ex
     assert glob.glob(str(tmp_path / "important" / "*__matbenchmarking" / "*" / "output.json"))
 
 
+def test_save_to_artifacts_downloads_into_the_ci_job_s_own_artifacts(store, exported_run, tmp_path):
+    job = tmp_path / "ci-job-artifacts"
+    run = run_playbook("playbooks/download.yml", "-e", "url=%s" % exported_run["url"], "-e", "save_to_artifacts=true",
+                       "-e", "visualize=false", "-e", overrides(store),
+                       env=dict(env(store, tmp_path / "data"), ARTIFACT_DIR=str(job)))
+    assert run.returncode == 0, run.output
+    assert read_json(str(job / "downloaded" / artifact_transfer.DOWNLOAD_RECORD))["complete"]
+    both = run_playbook("playbooks/download.yml", "-e", "url=%s" % exported_run["url"], "-e", "save_to_artifacts=true",
+                        "-e", "artifact_dir=%s" % (tmp_path / "x"), "-e", overrides(store), env=env(store, tmp_path / "data"))
+    assert both.returncode != 0 and "one of -e artifact_dir=PATH and -e save_to_artifacts=true" in both.flat
+    nowhere = run_playbook("playbooks/download.yml", "-e", "url=%s" % exported_run["url"], "-e", "save_to_artifacts=true",
+                           "-e", overrides(store), env=dict(env(store, tmp_path / "data"), ARTIFACT_DIR=""))
+    assert nowhere.returncode != 0 and "save_to_artifacts=true needs the environment variable ARTIFACT_DIR" in nowhere.flat
+
+
 def test_a_stale_cache_falls_back_to_the_important_files(store, exported_run, tmp_path, monkeypatch):
     """A cache parsed by other workload code is stale: that test's important files are downloaded."""
     from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload
