@@ -15,6 +15,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.stores import ex
 ARGUMENT_SPEC = dict(
     plots_dir=dict(type="path"),
     export=dict(type="bool", default=True),
+    replot=dict(type="bool", default=True),
 )
 
 
@@ -44,7 +45,8 @@ class ActionModule(PerfscaleAction):
             msg=summary["message"],
         )
         if args["export"] and outcome.get("bundle"):
-            if postprocess.is_replot(plots_dir) and not export_lib.read_export(config)["enabled_on_replot"]:
+            if args["replot"] and postprocess.is_replot(plots_dir) and \
+                    not export_lib.read_export(config)["enabled_on_replot"]:
                 result["msg"] += " (not exported: a replot, export.enabled_on_replot)"
             else:
                 result["perfscale_export"] = outcome["bundle"]

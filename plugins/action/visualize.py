@@ -16,6 +16,7 @@ ARGUMENT_SPEC = dict(
     strict=dict(type="bool"),
     plots_name=dict(type="str", default="plots"),
     export=dict(type="bool", default=True),
+    replot=dict(type="bool", default=True),
 )
 
 
@@ -43,7 +44,8 @@ class ActionModule(PerfscaleAction):
                 summary["index"]),
         )
         export = export_lib.read_export(config)
-        if args["export"] and summary["kpi_records"] and summary["replot"] and not export["enabled_on_replot"]:
+        replot = args["replot"] and summary["replot"]
+        if args["export"] and summary["kpi_records"] and replot and not export["enabled_on_replot"]:
             result["msg"] += "; not exported: a replot of a tree post-processed before (export.enabled_on_replot)"
         elif args["export"] and summary["kpi_records"]:
             if export["enabled"]:

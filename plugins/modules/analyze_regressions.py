@@ -47,6 +47,13 @@ options:
         which exports them to the results store at the end of the play.
     type: bool
     default: true
+  replot:
+    description:
+      - Post-processing a tree again outside its test (C(visualize.yml) on its own) - when the tree already has a
+        finished plots directory, nothing is handed over for export unless C(export.enabled_on_replot).
+      - V(false) within a test (C(benchmark.yml), C(flow.yml)), whose new points are always exported.
+    type: bool
+    default: true
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
