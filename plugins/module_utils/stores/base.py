@@ -175,6 +175,11 @@ class ResultsStore:
         """{run_id: mark document} of every marked run (see ``mark_document``)."""
         raise NotImplementedError
 
+    def documents(self, kind="kpi"):
+        """Every stored document of ``kind``, page by page (an iterator: a long-term view reads the whole
+        history without holding the store's answer in memory at once); the order is the store's."""
+        raise NotImplementedError
+
     def count(self, kind="kpi"):
         raise NotImplementedError
 

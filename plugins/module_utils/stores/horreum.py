@@ -191,5 +191,8 @@ class HorreumStore(base.ResultsStore):
     def marks(self):
         return {}
 
+    def documents(self, kind="kpi"):
+        raise StoreError("horreum is an export target: read its runs in Horreum")
+
     def count(self, kind="kpi"):
         raise StoreError("horreum is an export target: its runs are counted in Horreum")

@@ -300,26 +300,28 @@ class OpenSearchStore(base.ResultsStore):
                     pending.append((position, kind, query, hits[-1]["sort"]))
         return answers
 
-    def marks(self):
-        found, after = {}, None
+    def documents(self, kind="kpi"):
+        after = None
         while True:
             body = {"query": {"match_all": {}}, "size": PAGE_SIZE, "sort": [{"doc_id": "asc"}]}
             if after is not None:
                 body["search_after"] = after
             try:
-                response = self.client.search(index=self.index("mark"), body=body, request_timeout=self.timeout)
+                response = self.client.search(index=self.index(kind), body=body, request_timeout=self.timeout)
             except self._errors() as exc:
                 if getattr(exc, "status_code", None) == 404:
-                    return found
+                    return
                 raise self._unavailable(exc) from None
-            hits = _hits(response, "%s: marks" % self.describe())
+            hits = _hits(response, "%s: %s documents" % (self.describe(), kind))
             for hit in hits:
-                mark = hit["_source"]
-                if isinstance(mark.get("run_id"), str) and mark["run_id"]:
-                    found[mark["run_id"]] = mark
+                yield hit["_source"]
             if len(hits) < PAGE_SIZE:
-                return found
+                return
             after = hits[-1]["sort"]
+
+    def marks(self):
+        return {mark["run_id"]: mark for mark in self.documents("mark")
+                if isinstance(mark.get("run_id"), str) and mark["run_id"]}
 
     def count(self, kind="kpi"):
         try:

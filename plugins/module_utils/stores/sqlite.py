@@ -250,6 +250,20 @@ class SQLiteStore(base.ResultsStore):
         marks = (json.loads(row[0]) for row in rows)
         return {mark["run_id"]: mark for mark in marks if mark.get("run_id")}
 
+    def documents(self, kind="kpi"):
+        import sqlite3
+
+        try:
+            cursor = self.connection.execute("SELECT document FROM documents WHERE kind = ? ORDER BY ts, doc_id", (kind,))
+            while True:
+                rows = cursor.fetchmany(1000)
+                if not rows:
+                    return
+                for row in rows:
+                    yield json.loads(row[0])
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from None
+
     def count(self, kind="kpi"):
         import sqlite3
 

@@ -61,6 +61,16 @@ def test_bulk_write_then_count(store):
     assert store.count() == 1200
 
 
+def test_every_document_of_a_kind_is_read_back_page_by_page(store):
+    store.write([record("u%d" % i, float(i), "2026-11-20T10:%02d:%02d+00:00" % (i // 60 % 60, i % 60))
+                 for i in range(1200)])
+    store.write([dict(base.mark_document("run-1", True, "noisy"))])
+    documents = list(store.documents("kpi"))
+    assert len(documents) == 1200 and {d["test_uuid"] for d in documents} == {"u%d" % i for i in range(1200)}
+    assert [d["run_id"] for d in store.documents("mark")] == ["run-1"]
+    assert list(store.documents("regression")) == []
+
+
 def test_ids_are_deterministic_so_a_rewrite_never_duplicates(store):
     stamp = "2026-11-20T10:00:%02d+00:00"
     store.write([record("u%d" % i, float(i), stamp % i) for i in range(20)])
