@@ -139,6 +139,7 @@ bench: setup s3-server
 	cd benchmarks && ../$(BIN)/python k8s_reads.py
 	cd benchmarks && ROUNDS=20 ../$(BIN)/python cpt_false_alarms.py
 	cd benchmarks && ../$(BIN)/python capacity_validation.py
+	cd benchmarks && ../$(BIN)/python dashboard_scale.py
 
 # the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
 # offline by ansible-builder from execution-environment/ and the collection's tarball

@@ -342,14 +342,27 @@ EXPLORER_SCRIPT = r"""
       groups[key].push(r);
     });
     var isNumeric = numeric(rows.map(function (r) { return r[s.x]; }));
+    // ISO times (a long-term view's x): a date axis, in time order
+    var isDate = !isNumeric && rows.length > 0 && rows.every(function (r) {
+      return typeof r[s.x] === 'string' && /^\d{4}-\d\d-\d\dT/.test(r[s.x]); });
+    var verdictKey = s.kpi + '__verdict';
+    var MARKS = {regression: ['x', '#d62728'], persisting_regression: ['x-thin-open', '#8c1c1c'],
+                 improvement: ['triangle-up', '#2ca02c'], inconclusive: ['diamond-open', '#ff7f0e']};
     var errorKey = s.kpi + '__error', meta = data.kpis[s.kpi] || {};
     var traces = order.sort().map(function (key) {
       var g = groups[key].slice();
       if (isNumeric) { g.sort(function (a, b) { return a[s.x] - b[s.x]; }); }
-      var trace = {type: 'scatter', mode: isNumeric ? 'lines+markers' : 'markers', name: key,
-                   x: g.map(function (r) { return isNumeric ? r[s.x] : text(r[s.x]); }),
+      if (isDate) { g.sort(function (a, b) { return a[s.x] < b[s.x] ? -1 : a[s.x] > b[s.x] ? 1 : 0; }); }
+      var trace = {type: 'scatter', mode: isNumeric || isDate ? 'lines+markers' : 'markers', name: key,
+                   x: g.map(function (r) { return isNumeric || isDate ? r[s.x] : text(r[s.x]); }),
                    y: g.map(function (r) { return r[s.kpi]; }),
-                   text: g.map(function (r) { return r.test_path; }), marker: {size: 9}};
+                   text: g.map(function (r) { return r.test_path + (r[verdictKey] ? ' - ' + r[verdictKey] : ''); }),
+                   customdata: g.map(function (r) { return r.link || null; }), marker: {size: 9}};
+      if (g.some(function (r) { return MARKS[r[verdictKey]]; })) {
+        trace.marker = {size: g.map(function (r) { return MARKS[r[verdictKey]] ? 14 : 9; }),
+                        symbol: g.map(function (r) { return (MARKS[r[verdictKey]] || ['circle'])[0]; }),
+                        line: {width: 2, color: g.map(function (r) { return (MARKS[r[verdictKey]] || [null, '#444'])[1]; })}};
+      }
       if (g.some(function (r) { return typeof r[errorKey] === 'number'; })) {
         // within the quantity's domain: a value that is never negative gets no bar below 0
         var nonNegative = rows.every(function (r) { return r[s.kpi] >= 0; });
@@ -363,10 +376,11 @@ EXPLORER_SCRIPT = r"""
     var layout = {height: 440, margin: {l: 60, r: 20, t: 40, b: 50},
                   title: {text: s.kpi + ' by ' + s.x + (seriesDims.length ? ', one series per ' + seriesDims.join(', ') : '')},
                   xaxis: {title: {text: s.x + (data.units[s.x] ? ' (' + data.units[s.x] + ')' : '')},
-                          type: isNumeric ? 'linear' : 'category'},
+                          type: isNumeric ? 'linear' : isDate ? 'date' : 'category'},
                   yaxis: {title: {text: s.kpi + (meta.unit ? ' (' + meta.unit + ')' : '')}},
                   legend: {title: {text: seriesDims.join(', ')}}};
     Plotly.react(plot, traces, layout, {displaylogo: false});
+    plot.setAttribute('data-marked', String(rows.filter(function (r) { return MARKS[r[verdictKey]]; }).length));
     plot.setAttribute('data-points', String(rows.length));
     plot.setAttribute('data-traces', String(traces.length));
     select('ex-count').textContent = rows.length + ' of ' + data.rows.length + ' test(s) shown' +
@@ -376,9 +390,14 @@ EXPLORER_SCRIPT = r"""
     if (window.location.hash !== link) { history.replaceState(null, '', link); }
   }
   apply(window.location.hash);
+  render();
+  // a point that knows where its run is: a click opens its reports and artifacts
+  plot.on('plotly_click', function (event) {
+    var link = event && event.points && event.points[0] && event.points[0].customdata;
+    if (link) { window.open(link, '_blank'); }
+  });
   document.querySelectorAll('#explorer select').forEach(function (el) { el.addEventListener('change', render); });
   window.addEventListener('hashchange', function () { apply(window.location.hash); render(); });
-  render();
 })();
 """
 
@@ -405,6 +424,17 @@ def explorer_html(df, kpis, dimensions, definitions, units=None):
     columns = ["test_path"] + list(dimensions) + [c for k in kpis for c in (k, error_column(k)) if c in df.columns]
     rows = [{c: _plain(row[c]) for c in columns if c in df.columns} for _i, row in df.iterrows()]
     meta = {d.name: {"unit": d.unit, "higher_is_better": d.higher_is_better} for d in definitions if d.name in kpis}
+    filter_values = {dimension: sorted({"(unset)" if is_missing(v) else display_value(v) if isinstance(v, float)
+                                        else str(v) for v in df[dimension]}) for dimension in dimensions}
+    return explorer_block(rows, meta, dimensions, filter_values, units)
+
+
+def explorer_block(rows, meta, dimensions, filter_values, units=None):
+    """The explorer of ``rows`` (dicts: ``test_path``, the dimensions, each KPI, its ``<kpi>__error``, and
+    optionally ``<kpi>__verdict`` - marked on the points - and ``link`` - opened on a click);
+    ``meta`` {kpi: {unit, higher_is_better}}; ``filter_values`` {dimension: values offered} (a dimension
+    without an entry is an axis or series only)."""
+    kpis = list(meta)
 
     def options(values, selected=None, blank=None):
         found = ([("", blank)] if blank is not None else []) + [(v, v) for v in values]
@@ -413,10 +443,10 @@ def explorer_html(df, kpis, dimensions, definitions, units=None):
 
     filters = []
     for dimension in dimensions:
-        values = sorted({"(unset)" if is_missing(v) else display_value(v) if isinstance(v, float) else str(v)
-                         for v in df[dimension]})
+        if dimension not in filter_values:
+            continue
         filters.append("<label>%s <select data-dim='%s'>%s</select></label>" % (
-            escape(dimension), escape(dimension), options(values, blank="all")))
+            escape(dimension), escape(dimension), options(filter_values[dimension], blank="all")))
     # by default one series per combination of everything else that varies (dtype and indicator
     # never merged into one line), as the overview's plots
     series = [("*", "(every other setting that varies)")] + [(d, d) for d in dimensions]

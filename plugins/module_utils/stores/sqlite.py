@@ -254,6 +254,9 @@ class SQLiteStore(base.ResultsStore):
         import sqlite3
 
         try:
+            if not self.connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'") \
+                    .fetchone():
+                return  # a store nothing was exported to yet
             cursor = self.connection.execute("SELECT document FROM documents WHERE kind = ? ORDER BY ts, doc_id", (kind,))
             while True:
                 rows = cursor.fetchmany(1000)

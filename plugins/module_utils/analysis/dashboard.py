@@ -1,0 +1,180 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The long-term dashboard: every KPI of the results store across runs, as a static site.
+
+MatrixBenchmarking's long-term-storage view and TOPSAIL's continuous-testing dashboards, from the
+store alone (no run directory): one page per workload, each the per-run reports' explorer over every
+stored test of that workload - pick the KPI, the x axis (``when``: the test's time, on a date axis;
+or a comparison key such as a version), the series, filter by any configuration label (the labels
+that are not comparison keys) - with the regression step's verdicts marked on their points
+(regression, persisting regression, improvement, inconclusive: where the history changed), the
+KPIs' error bars, the machines the tests ran on (the workload's ``machine_keys``) listed in the
+page's header, and a click on a point opening its run's reports and artifacts (``artifacts_url``).
+The view lives in the URL fragment: a permalink. Offline: ``plotly.min.js`` beside the pages.
+
+The pages carry their data: one row per test (its labels, each KPI, its error and verdict), so the
+page weight grows with the tests kept (benchmarks/dashboard_scale.py measures it at 100,000
+documents).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import os
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+INDEX = "index.html"
+# a label with more distinct values than this is an axis or a series, not a filter (a run id, a path)
+MAX_FILTER_VALUES = 200
+# fields of a stored KPI document that are not labels of its test
+TEST_FIELDS = set(base.RECORD_FIELDS) | {"test_path", "run_id", "doc_id", "@timestamp", "kind"}
+VERDICTS = ("regression", "persisting_regression", "improvement", "inconclusive", "no_change", "not_enough_history")
+
+
+class WorkloadView:
+    """What one workload's page shows."""
+
+    def __init__(self, name):
+        self.name = name
+        self.rows = {}            # test_uuid -> row
+        self.kpis = {}            # kpi -> {unit, higher_is_better}
+        self.ignored = set()      # KPIs ignored for regression (offered after the others)
+        self.labels = collections.OrderedDict()
+
+    def add(self, document):
+        uuid = document.get("test_uuid")
+        if not uuid or document.get("kpi_name") is None:
+            return
+        row = self.rows.get(uuid)
+        if row is None:
+            row = {"test_path": document.get("test_path") or uuid, "when": _iso(document.get("@timestamp")),
+                   "run_id": document.get("run_id")}
+            for key, value in base.label_part(document).items():
+                if key not in TEST_FIELDS and not key.startswith("@"):
+                    row[key] = value
+                    self.labels.setdefault(key, None)
+            if document.get("artifacts_url"):
+                row["link"] = document["artifacts_url"]
+            self.rows[uuid] = row
+        name = document["kpi_name"]
+        row[name] = document.get("value")
+        if isinstance(document.get("error"), (int, float)):
+            row[reports.error_column(name)] = document["error"]
+        self.kpis.setdefault(name, {"unit": document.get("unit"), "higher_is_better": document.get("higher_is_better")})
+        if document.get("ignored_for_regression"):
+            self.ignored.add(name)
+
+    def mark(self, verdict_document):
+        row = self.rows.get(verdict_document.get("test_uuid"))
+        if row is not None and verdict_document.get("verdict") in VERDICTS:
+            row[verdict_document["kpi_name"] + "__verdict"] = verdict_document["verdict"]
+
+
+def _iso(stamp):
+    if stamp is None:
+        return None
+    try:
+        return datetime.datetime.fromtimestamp(base.parse_timestamp(stamp), tz=datetime.timezone.utc) \
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError):
+        return None
+
+
+def collect(store, workloads=None):
+    """``{workload: WorkloadView}`` of every KPI document of the store (and its verdicts)."""
+    views = {}
+    for document in store.documents("kpi"):
+        workload = document.get("workload") or "unknown"
+        if workloads and workload not in workloads:
+            continue
+        views.setdefault(workload, WorkloadView(workload)).add(document)
+    for document in store.documents("regression"):
+        view = views.get(document.get("workload") or "unknown")
+        if view is not None:
+            view.mark(document)
+    return views
+
+
+def _regression_keys(workload_name, regression_section):
+    """(comparison keys, machine keys) of a workload: the configuration's, else the workload's."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
+    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
+
+    try:
+        defaults = workload_lib.load_workload(workload_name).regression
+    except PerfscaleError:
+        defaults = {}
+    section = regression_section or {}
+    comparison = section.get("comparison_keys")
+    machines = section.get("machine_keys")
+    return (list(comparison if comparison is not None else defaults.get("comparison_keys", [])),
+            list(machines if machines is not None else defaults.get("machine_keys", [])))
+
+
+def _display(value):
+    return "(unset)" if reports.is_missing(value) else reports.display_value(value) if isinstance(value, float) \
+        else str(value)
+
+
+def workload_page(view, comparison_keys, machine_keys, title):
+    rows = sorted(view.rows.values(), key=lambda row: (row.get("when") or "", row["test_path"]))
+    labels = [key for key in view.labels if key not in ("when",)]
+    dimensions = ["when"] + [k for k in comparison_keys if k in labels] + \
+        [k for k in labels if k not in comparison_keys]
+    values = {dimension: sorted({_display(row.get(dimension)) for row in rows}) for dimension in dimensions}
+    # configuration labels (and comparison keys) that vary, with a readable number of values, are filters
+    filter_values = {d: v for d, v in values.items() if d != "when" and 1 < len(v) <= MAX_FILTER_VALUES}
+    kpis = sorted(k for k in view.kpis if k not in view.ignored) + sorted(k for k in view.kpis if k in view.ignored)
+    meta = collections.OrderedDict((k, view.kpis[k]) for k in kpis)
+    machines = collections.Counter(" / ".join(_display(row.get(k)) for k in machine_keys) for row in rows) \
+        if machine_keys else collections.Counter()
+    runs = len({row.get("run_id") for row in rows if row.get("run_id")})
+    marked = sum(1 for row in rows for key in row if key.endswith("__verdict")
+                 and row[key] in ("regression", "persisting_regression", "improvement"))
+    notes = ["%d test(s) of %d run(s); %d KPI(s); %d change(s) marked (regressions and improvements the regression "
+             "step found)" % (len(rows), runs, len(kpis), marked)]
+    if machines:
+        notes.append("machines (%s): %s" % (", ".join(machine_keys), "; ".join(
+            "%s (%d test(s))" % (name, count) for name, count in machines.most_common(12))))
+    if comparison_keys:
+        notes.append("compared along: %s (choose one as x)" % ", ".join(comparison_keys))
+    body = reports.explorer_block(rows, meta, dimensions, filter_values)
+    return reports.page("%s - %s" % (title, view.name), body, "the long-term view of the results store", notes)
+
+
+def build(store, out_dir, title="perfscale.topsail long-term results", regression_section=None, workloads=None):
+    """Write the site into ``out_dir``; returns ``{"index", "pages": {workload: file}, "tests", "values"}``."""
+    import plotly.offline
+
+    views = collect(store, workloads)
+    artifacts.ensure_dir(out_dir)
+    artifacts.write_text_atomic(os.path.join(out_dir, reports.PLOTLY_JS), plotly.offline.get_plotlyjs())
+    pages, items = {}, []
+    for name in sorted(views):
+        view = views[name]
+        comparison_keys, machine_keys = _regression_keys(name, regression_section)
+        filename = "%s.html" % artifacts.sanitize_name(name)
+        artifacts.write_text_atomic(os.path.join(out_dir, filename),
+                                    workload_page(view, comparison_keys, machine_keys, title))
+        pages[name] = filename
+        items.append("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%d test(s), %d KPI(s)</span></li>"
+                     % (reports.escape(filename), reports.escape(name), len(view.rows), len(view.kpis)))
+    body = "<ul class='cards'>%s</ul>" % "".join(items) if items else "<p>The results store holds no KPI yet.</p>"
+    index = reports.page(title, body, "generated %s from %s" % (
+        datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), store.describe())).replace(
+        "<nav><a href=\"%s\">&larr; all reports</a></nav>" % reports.INDEX, "")
+    artifacts.write_text_atomic(os.path.join(out_dir, INDEX), index)
+    # the workload pages' "all reports" link goes to this index
+    for filename in pages.values():
+        path = os.path.join(out_dir, filename)
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        artifacts.write_text_atomic(path, text.replace('href="%s"' % reports.INDEX, 'href="%s"' % INDEX, 1))
+    return {"index": os.path.join(out_dir, INDEX), "pages": pages,
+            "tests": sum(len(v.rows) for v in views.values()),
+            "values": sum(1 for v in views.values() for row in v.rows.values() for k in v.kpis if k in row)}
