@@ -12,13 +12,9 @@ are never "missing data", strict mode or not.
 
 from __future__ import annotations
 
-import json
-import os
-
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
-
-POINT_FILE = "point.json"
 
 
 def _resource(key):
@@ -43,18 +39,11 @@ RESOURCE_KPIS = [
 DEFINITIONS = kpi_lib.collect_kpis(RESOURCE_KPIS)
 
 
-def read(test_dir):
-    """The ``resources`` of the point's ``point.json``, or None (none measured, no such file)."""
-    try:
-        with open(os.path.join(test_dir, POINT_FILE), encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    resources = document.get("resources") if isinstance(document, dict) else None
-    if not isinstance(resources, dict):
-        return None
-    return {key: value for key, value in resources.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool)} or None
+def read(entry):
+    """The resource usage of a parsed test: from its parse results (cached), else from its ``point.json``."""
+    if results_tree.RESOURCES_KEY in (entry.results or {}):
+        return entry.results[results_tree.RESOURCES_KEY]
+    return results_tree.point_resources(entry.test_dir)
 
 
 def add(payload, resources):

@@ -96,7 +96,7 @@ def build_payload(entry, workload, labels_model, strict, noise_thresholds=None):
             warnings.extend(kpi_warnings)
         except MissingData as exc:
             missing.extend(exc.missing)
-        point_resources.add(payload, point_resources.read(entry.test_dir))
+        point_resources.add(payload, point_resources.read(entry))
     if missing:
         raise MissingData(missing)
     payload["metadata"]["kpi_warnings"] = warnings

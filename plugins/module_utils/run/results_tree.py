@@ -37,6 +37,25 @@ IGNORE_CACHE_ENV = "PERFSCALE_STORE_IGNORE_CACHE"
 PRUNED_DIRS = ("_previous", "__pycache__")
 
 
+# the key of a test's parse results that holds its point's resource usage (point.json ``resources``)
+RESOURCES_KEY = "point_resources"
+POINT_FILE = "point.json"
+
+
+def point_resources(test_dir):
+    """The ``resources`` of a point's ``point.json`` (numbers only), or None (none measured, no file)."""
+    try:
+        with open(os.path.join(test_dir, POINT_FILE), encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    resources = document.get("resources") if isinstance(document, dict) else None
+    if not isinstance(resources, dict):
+        return None
+    return {key: value for key, value in resources.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)} or None
+
+
 def load_yaml_file(path):
     """YAML of a file; malformed YAML is a ValueError (like malformed JSON)."""
     import yaml
@@ -434,6 +453,8 @@ def parse_test(test_dir, walk):
                                resolve_artifact_paths(test_dir, walk.results_dir, workload.artifact_dirnames, walk.globs),
                                workload.important_files)
         results = workload.parse_once(context, settings) or {}
+        # what the point's processes used travels with the cache: a replot from the cache alone has it too
+        results.setdefault(RESOURCES_KEY, point_resources(test_dir))
         warnings.extend(context.warnings)
         for name in (SETTINGS_FILE, EXIT_CODE_FILE, UUID_FILE):
             context.files_read[name] = _file_state(os.path.join(test_dir, name))

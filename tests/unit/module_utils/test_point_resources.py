@@ -5,7 +5,8 @@ import json
 import os
 import sys
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import point_resources, postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
@@ -42,5 +43,8 @@ def test_the_payload_records_the_usage_and_its_kpis_are_ignored_for_regression(t
     # the workload's own KPIs are still there; a point with no usage measured has none of these, strict mode or not
     assert with_usage["rate"]["value"] is not None
     assert not any(name.startswith("point_cpu") for name in payloads[os.path.basename(unmeasured)]["kpis"])
-    assert point_resources.read(measured) == USAGE
-    assert point_resources.read(str(tmp_path)) is None
+    assert results_tree.point_resources(measured) == USAGE
+    assert results_tree.point_resources(str(tmp_path)) is None
+    # the usage travels in the parse cache: a replot from a downloaded cache (prefer_cache) has it too
+    with open(os.path.join(measured, results_tree.CACHE_FILE), encoding="utf-8") as handle:
+        assert json.load(handle)["results"][results_tree.RESOURCES_KEY] == USAGE
