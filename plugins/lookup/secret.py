@@ -59,7 +59,7 @@ class LookupModule(LookupBase):
         config = (variables or {}).get("perfscale_config") or {}
         values = []
         for term in terms:
-            name = secrets_lib.secret_name(term) if secrets_lib.is_secret_ref(term) else term
+            name = secrets_lib.reference_name(term)
             try:
                 values.append(secrets_lib.read_secret(config, name, strip=self.get_option("strip")))
             except secrets_lib.SecretError as exc:

@@ -24,7 +24,11 @@ MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 class NotifyError(PerfscaleError):
-    """A notification that could not be delivered (one line)."""
+    """A request that failed (one line): refused by the server, or the server not reached."""
+
+
+class Unreachable(NotifyError):
+    """The server was not reached (connection refused or reset, a timeout, a name that does not resolve)."""
 
 
 def retry_after_s(status, headers, now=time.time):
@@ -78,7 +82,7 @@ class JsonHttp:
             raw = answer.read(MAX_ANSWER_BYTES + 1)
             return answer.status, dict(answer.getheaders()), raw
         except (OSError, http.client.HTTPException) as exc:
-            raise NotifyError("%s %s%s: %s" % (method, self.url, target[len(self.base_path):].split("?")[0],
+            raise Unreachable("%s %s%s: %s" % (method, self.url, target[len(self.base_path):].split("?")[0],
                                                exc)) from None
         finally:
             connection.close()

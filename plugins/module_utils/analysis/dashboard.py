@@ -144,7 +144,8 @@ def workload_page(view, comparison_keys, machine_keys, title):
     if comparison_keys:
         notes.append("compared along: %s (choose one as x)" % ", ".join(comparison_keys))
     body = reports.explorer_block(rows, meta, dimensions, filter_values)
-    return reports.page("%s - %s" % (title, view.name), body, "the long-term view of the results store", notes)
+    return reports.page("%s - %s" % (title, view.name), body, "the long-term view of the results store", notes,
+                        index=INDEX)
 
 
 def build(store, out_dir, title="perfscale.topsail long-term results", regression_section=None, workloads=None):
@@ -166,15 +167,8 @@ def build(store, out_dir, title="perfscale.topsail long-term results", regressio
                      % (reports.escape(filename), reports.escape(name), len(view.rows), len(view.kpis)))
     body = "<ul class='cards'>%s</ul>" % "".join(items) if items else "<p>The results store holds no KPI yet.</p>"
     index = reports.page(title, body, "generated %s from %s" % (
-        datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), store.describe())).replace(
-        "<nav><a href=\"%s\">&larr; all reports</a></nav>" % reports.INDEX, "")
+        datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), store.describe()), index=None)
     artifacts.write_text_atomic(os.path.join(out_dir, INDEX), index)
-    # the workload pages' "all reports" link goes to this index
-    for filename in pages.values():
-        path = os.path.join(out_dir, filename)
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        artifacts.write_text_atomic(path, text.replace('href="%s"' % reports.INDEX, 'href="%s"' % INDEX, 1))
     return {"index": os.path.join(out_dir, INDEX), "pages": pages,
             "tests": sum(len(v.rows) for v in views.values()),
             "values": sum(1 for v in views.values() for row in v.rows.values() for k in v.kpis if k in row)}

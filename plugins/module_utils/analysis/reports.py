@@ -191,18 +191,21 @@ def figure_html(fig, div_id):
 # pages
 
 
-def page(title, body, subtitle="", notes=()):
+def page(title, body, subtitle="", notes=(), index=INDEX):
     """A standalone page; ``notes`` are header lines every report of a run shows (the host's
-    load, the noisy tests): what a reader must know before trusting a number."""
+    load, the noisy tests): what a reader must know before trusting a number. ``index``: the page its
+    "all reports" link goes to (None: no link, the page is an index)."""
     header = "".join("<p class='note' id='note-%d'>%s</p>" % (i, escape(note)) for i, note in enumerate(notes))
     return """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>%s</title>
 <script src="%s"></script><style>%s</style></head>
-<body><nav><a href="%s">&larr; all reports</a></nav>
+<body>%s
 <h1>%s</h1><p class="meta">%s</p>%s
 %s
 </body></html>
-""" % (escape(title), PLOTLY_JS, STYLE, INDEX, escape(title), escape(subtitle), header, body)
+""" % (escape(title), PLOTLY_JS, STYLE,
+       '<nav><a href="%s">&larr; all reports</a></nav>' % escape(index) if index else "",
+       escape(title), escape(subtitle), header, body)
 
 
 def settings_table(settings):
@@ -545,8 +548,7 @@ def render_index(plots_dir):
                     % (escape(r["file"]), escape(r["title"]), escape(r["description"])) for r in registry["reports"])
     body = "<p>%s Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>" % (
         registry["counts"], registry["generated"], items)
-    index = page(registry["title"], body, registry["subtitle"], registry.get("notes", ())).replace(
-        '<nav><a href="%s">&larr; all reports</a></nav>' % INDEX, "")
+    index = page(registry["title"], body, registry["subtitle"], registry.get("notes", ()), index=None)
     artifacts.write_text_atomic(os.path.join(plots_dir, INDEX), index)
 
 

@@ -81,13 +81,23 @@ def read_secret(config, name, environ=None, strip=True):
     return value.strip() if strip else value
 
 
+def reference_name(reference):
+    """The secret file a setting names: ``NAME`` or ``secret:NAME``."""
+    return secret_name(reference) if is_secret_ref(reference) else reference
+
+
+def read_referenced_secret(config, reference, environ=None):
+    """The secret file a setting names (``NAME`` or ``secret:NAME``), stripped."""
+    return read_secret(config, reference_name(reference), environ)
+
+
 def read_secret_mapping(config, reference, environ=None):
     """The YAML mapping of a secret file named by ``reference`` (a file name or ``secret:NAME``), or
     None when the file is not a YAML mapping (the caller names the keys it expected). A missing
     file or secrets directory is a SecretError. The file's text never reaches a message."""
     import yaml
 
-    name = secret_name(reference) if is_secret_ref(reference) else reference
+    name = reference_name(reference)
     try:
         data = yaml.safe_load(read_secret(config, name, environ, strip=False))
     except yaml.YAMLError:

@@ -32,9 +32,7 @@ SPOOL_DIRNAME = "notify_spool"
 def build(name, section, config, environ=None, sleep=None):
     """The notifier ``name`` with its token read from the secrets directory: ``(notifier, token)``."""
     settings = section[name]
-    token = secret_refs.read_secret(config, secret_refs.secret_name(settings["token_file"])
-                                    if secret_refs.is_secret_ref(settings["token_file"]) else settings["token_file"],
-                                    environ)
+    token = secret_refs.read_referenced_secret(config, settings["token_file"], environ)
     if not token:
         raise NotifyError("notifications.%s.token_file: the secret file is empty" % name)
     cls = NOTIFIERS[name]

@@ -25,7 +25,7 @@ import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError, StoreError, StoreUnavailable
-from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import JsonHttp, NotifyError
+from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import JsonHttp, NotifyError, Unreachable
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
 DESCRIPTION = "perfscale.topsail run %s"
@@ -95,10 +95,8 @@ class HorreumStore(base.ResultsStore):
         settings = export["horreum"]
         if not settings.get("url") or not settings.get("test") or not settings.get("api_key_file"):
             raise StoreError("export.horreum: url, test and api_key_file are needed to upload to Horreum")
-        reference = settings["api_key_file"]
-        name = secret_refs.secret_name(reference) if secret_refs.is_secret_ref(reference) else reference
         try:
-            api_key = secret_refs.read_secret(secrets_config or {}, name, environ)
+            api_key = secret_refs.read_referenced_secret(secrets_config or {}, settings["api_key_file"], environ)
         except PerfscaleError as exc:
             raise StoreError("export.horreum.api_key_file: %s" % exc) from None
         return cls(settings["url"], settings["test"], api_key, settings.get("owner"), settings.get("access", "PROTECTED"),
@@ -113,11 +111,10 @@ class HorreumStore(base.ResultsStore):
     def _request(self, method, path, body=None, params=None):
         try:
             return self.http.request(method, path, body=body, params=params)
+        except Unreachable as exc:
+            raise StoreUnavailable(str(exc)) from None
         except NotifyError as exc:
-            message = str(exc)
-            if "Connection refused" in message or "timed out" in message or "Name or service" in message:
-                raise StoreUnavailable(message) from None
-            raise StoreError(message) from None
+            raise StoreError(str(exc)) from None
 
     def _uploaded_runs(self):
         """The run ids (ours) of the runs the test already holds."""
