@@ -110,8 +110,11 @@ def test_a_killed_holder_is_released_by_its_renewer(sim, kube, tmp_path):
     holder.wait(10)
     # the renewer sees its controller gone within a tick and gives the cluster back
     assert wait_until(lambda: "perfscale-cluster-lock" not in leases(kube), timeout=10)
-    log = open(str(events) + ".killed-run.renewer", encoding="utf-8").read()
-    assert "controller %d ended: lease released" % holder.pid in log
+    # the renewer deletes the lease first and writes its line after: read the log once it has been written
+    renewer_log = str(events) + ".killed-run.renewer"
+    line = "controller %d ended: lease released" % holder.pid
+    assert wait_until(lambda: line in open(renewer_log, encoding="utf-8").read(), timeout=10), \
+        open(renewer_log, encoding="utf-8").read()
 
 
 def test_a_silent_holder_is_taken_over_after_its_duration(sim, kube, tmp_path):
