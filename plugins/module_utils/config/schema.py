@@ -13,12 +13,16 @@ used by its command-arguments template) are left alone. Checking a whole
 configuration before any work starts, planners included, is ``config_checks``'s
 (it stands above the planners; this module stands below them).
 
-pydantic is imported when a model is built, never at import time.
+pydantic is imported when a model is built, never at import time, and each model
+is built once per process (``functools.cache`` on its factory): building a pydantic
+class costs about a millisecond, and sections are read per run, per point and per KPI.
+The registries a model reads are complete at import time (nothing registers later).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
@@ -42,6 +46,7 @@ def _choice(names):
     return Literal[tuple(names)]
 
 
+@functools.cache
 def secrets_model():
     import pydantic
 
@@ -52,6 +57,7 @@ def secrets_model():
     return Secrets
 
 
+@functools.cache
 def capture_environment_model():
     from typing import List, Optional
 
@@ -68,6 +74,7 @@ def capture_environment_model():
     return CaptureEnvironment
 
 
+@functools.cache
 def benchmark_model():
     from typing import Any, Dict, List, Optional, Union
 
@@ -202,6 +209,7 @@ def benchmark_model():
     return Benchmark
 
 
+@functools.cache
 def postprocess_model():
     from typing import Any, Dict, List, Optional
 
@@ -246,6 +254,7 @@ def postprocess_model():
     return Postprocess
 
 
+@functools.cache
 def export_model():
     import pydantic
 
@@ -267,6 +276,7 @@ def export_model():
     return pydantic.create_model("Export", __config__=_strict(), **fields)
 
 
+@functools.cache
 def export_artifacts_model():
     from typing import Optional
 
@@ -304,6 +314,7 @@ def export_artifacts_model():
     return ExportArtifacts
 
 
+@functools.cache
 def regression_model():
     from typing import Any, Dict, List, Optional
 
@@ -367,6 +378,7 @@ def regression_model():
     return Regression
 
 
+@functools.cache
 def clusters_model():
     import pydantic
 
@@ -418,6 +430,7 @@ def parse_filters(value):
     return filters
 
 
+@functools.cache
 def notifications_model():
     from typing import Optional
 

@@ -25,6 +25,8 @@ Only numpy and scipy.special are used, both imported lazily.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 
@@ -62,10 +64,9 @@ class Moments:
     """Prefix sums of x and x**2: mean and sum of squared deviations of any slice in O(1)."""
 
     def __init__(self, series):
-        import numpy as np
-
-        self.sums = np.concatenate(([0.0], np.cumsum(series))).tolist()
-        self.squares = np.concatenate(([0.0], np.cumsum(series * series))).tolist()
+        values = series.tolist()
+        self.sums = [0.0, *itertools.accumulate(values)]
+        self.squares = [0.0, *itertools.accumulate(value * value for value in values)]
 
     def stats(self, start, stop):
         count = stop - start
@@ -105,44 +106,125 @@ def student_t(left, right):
 # e-divisive
 
 
-def _row_prefix(series):
-    """Row-wise prefix sums of the distance matrix: row[i][j] = sum(|x_i - x_k|, k < j)."""
+# shapes up to this length are kept between series (a verdict's history is rarely longer); longer
+# ones are built per series, so that one long series does not pin its n x n triangle in memory
+CACHED_LENGTH = 256
+
+
+def _split_weights(length, min_left, min_right):
+    """n / (m - 1) and m / (n - 1) for the splits of a segment of ``length`` (m points on the
+    left, n = length - m on the right, m from min_left to length - min_right): they depend on
+    the shape only. A one-point side has no pair within (W = 0): its divisor need only be non-zero."""
+    if length <= CACHED_LENGTH:
+        return _cached_split_weights(length, min_left, min_right)
+    return _build_split_weights(length, min_left, min_right)
+
+
+def _build_split_weights(length, min_left, min_right):
     import numpy as np
 
-    distances = np.abs(series[:, None] - series[None, :])
-    prefix = np.zeros((series.size, series.size + 1))
-    np.cumsum(distances, axis=1, out=prefix[:, 1:])
-    return prefix
+    m = np.arange(min_left, length - min_right + 1, dtype=float)
+    n = length - m
+    left, right = n / np.maximum(m - 1, 1), m / np.maximum(n - 1, 1)
+    left.flags.writeable = right.flags.writeable = False
+    return left, right
 
 
-def _best_split(prefix, start, stop, min_left, min_right):
+_cached_split_weights = functools.lru_cache(maxsize=4 * CACHED_LENGTH)(_build_split_weights)
+
+
+def _lower_triangle(size):
+    """The strictly lower triangle of ones (size x size), read-only; shared between series of a
+    length up to CACHED_LENGTH."""
+    return _cached_lower_triangle(size) if size <= CACHED_LENGTH else _build_lower_triangle(size)
+
+
+def _build_lower_triangle(size):
+    import numpy as np
+
+    lower = np.tri(size, size, -1)
+    lower.flags.writeable = False
+    return lower
+
+
+_cached_lower_triangle = functools.lru_cache(maxsize=32)(_build_lower_triangle)
+
+
+class _Distances:
+    """The distances |x_i - x_j| of a series, and the sums e-divisive scores splits with.
+
+    With S[a, b] the sum of d(i, j) over i < a, j < b (symmetric), a segment [start, stop)
+    needs, for each split tau, S[tau, tau] (``within``: every pair before tau, twice), the row
+    S[start, .] and the column S[., stop]. ``within`` is one pass over the lower triangle; a
+    row or column is one reduction of a slice of the matrix, kept per bound (segments share
+    them). No n x n prefix table: a 2-D cumulative sum costs more than all of this together.
+    """
+
+    def __init__(self, series):
+        import numpy as np
+
+        size = series.size
+        self.matrix = np.subtract.outer(series, series)
+        np.abs(self.matrix, out=self.matrix)
+        self.size = size
+        # c_k = sum of d(k, j), j < k; S[k, k] = 2 (c_0 + ... + c_{k-1})
+        before = np.einsum("ij,ij->i", _lower_triangle(size), self.matrix)
+        self.within = np.zeros(size + 1)
+        np.cumsum(before, out=self.within[1:])
+        self.within *= 2
+        self._rows, self._columns = {}, {}
+
+    def row(self, start):
+        """S[start, b] for b = 0..n: the distances of the points before ``start`` to those before b."""
+        import numpy as np
+
+        found = self._rows.get(start)
+        if found is None:
+            found = np.zeros(self.size + 1)
+            if start:
+                np.cumsum(self.matrix[:start].sum(axis=0), out=found[1:])
+            self._rows[start] = found
+        return found
+
+    def column(self, stop):
+        """S[a, stop] for a = 0..n (= S[stop, a])."""
+        import numpy as np
+
+        found = self._columns.get(stop)
+        if found is None:
+            found = np.zeros(self.size + 1)
+            if stop:
+                np.cumsum(self.matrix[:, :stop].sum(axis=1), out=found[1:])
+            self._columns[stop] = found
+        return found
+
+
+def _best_split(distances, start, stop, min_left, min_right):
     """Index maximizing the e-divisive statistic Q in [start, stop), or None.
 
     For each split tau of the segment: B = sum |x_i - x_j| across the split,
     W_l and W_r the sums within each side (each pair twice), m and n the sizes;
     Q = m n / (m + n) * (2 B / (m n) - W_l / (m (m - 1)) - W_r / (n (n - 1))).
+    With S the table of ``_Distances``: W_l = S[tau, tau] - 2 S[start, tau] + S[start, start],
+    W_r = S[stop, stop] - 2 S[tau, stop] + S[tau, tau], B = S[tau, stop] - S[start, stop]
+    - S[tau, tau] + S[start, tau].
     """
     import numpy as np
 
-    if stop - start < min_left + min_right:
+    first, last = start + min_left, stop - min_right   # the candidate taus, both included
+    if last < first:
         return None, 0.0
-    rows = np.arange(start, stop)
-    # distances of each point to the points of the segment before it / after it
-    to_before = prefix[rows, rows] - prefix[rows, start]
-    to_after = prefix[rows, stop] - prefix[rows, rows + 1]
-    within_left = 2 * np.concatenate(([0.0], np.cumsum(to_before)))       # W_l(tau), tau = start..stop
-    within_right = 2 * np.concatenate((np.cumsum(to_after[::-1])[::-1], [0.0]))
-    total = within_left[-1]
-    taus = np.arange(min_left, stop - start - min_right + 1)
-    between = (total - within_left[taus] - within_right[taus]) / 2
-    m = taus.astype(float)
-    n = (stop - start - taus).astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term_left = np.where(m > 1, within_left[taus] / (m * (m - 1)), 0.0)
-        term_right = np.where(n > 1, within_right[taus] / (n * (n - 1)), 0.0)
-    q = m * n / (m + n) * (2 * between / (m * n) - term_left - term_right)
+    row, column = distances.row(start), distances.column(stop)
+    within = distances.within[first:last + 1]
+    to_start = row[first:last + 1]
+    to_stop = column[first:last + 1]
+    left_weight, right_weight = _split_weights(stop - start, min_left, min_right)
+    # Q (m + n) = 2 B - n W_l / (m - 1) - m W_r / (n - 1); m + n is the segment's length, the same for all
+    q = 2 * (to_stop + to_start - within - column[start])
+    q -= left_weight * (within - 2 * to_start + row[start])
+    q -= right_weight * (distances.within[stop] - 2 * to_stop + within)
     best = int(np.argmax(q))
-    return start + int(taus[best]), float(q[best])
+    return first + best, float(q[best]) / (stop - start)
 
 
 # a change made of the newest point alone is tested against this many windows of history:
@@ -158,40 +240,59 @@ def _test(moments, start, tau, stop, window):
     return ChangePoint(tau, m1, m2, pvalue, statistic)
 
 
-def _accepted(change, max_pvalue, min_magnitude):
-    return change.pvalue <= max_pvalue and abs(change.relative_change) >= min_magnitude
+def _accepted(change, total, max_pvalue, newest_max_pvalue, min_magnitude, scale=1.0):
+    """Significant (p at most the threshold of its kind, times ``scale``) and large enough. A change
+    made of the newest point alone has its own threshold: one point on its side leaves the test
+    less power, and whether the newest run changed is the verdict's question."""
+    threshold = newest_max_pvalue if change.index == total - 1 else max_pvalue
+    return change.pvalue <= min(threshold * scale, 0.05) and abs(change.relative_change) >= min_magnitude
 
 
-def edivisive(series, window, max_pvalue, min_magnitude, min_size):
+def edivisive(series, window, max_pvalue, min_magnitude, min_size, newest_max_pvalue=None):
+    """Change points by e-divisive proposals accepted by t-tests (see the module docstring).
+
+    ``newest_max_pvalue`` (default: ``max_pvalue``) is the threshold of a change made of the
+    newest point alone, which is also tested explicitly when the segmentation did not propose
+    it (the best split of a long segment is rarely its last point: Q weighs a one-point side
+    by about 1, a split in the middle by about n / 4).
+    """
+    if newest_max_pvalue is None:
+        newest_max_pvalue = max_pvalue
     total = series.size
-    prefix = _row_prefix(series)
+    distances = _Distances(series)
     moments = Moments(series)
     found = []
-    # split: recursive binary segmentation; a one-point segment is allowed at the
-    # end of the series, so that the newest value alone can be a change
-    first_pass = min(max_pvalue * 10, 0.05)
+    # split: recursive binary segmentation (proposals at ten times the thresholds); a one-point
+    # segment is allowed at the end of the series, so that the newest value alone can be a change
     stack = [(0, total)]
     while stack:
         start, stop = stack.pop()
         min_right = 1 if stop == total else min_size
-        tau, _q = _best_split(prefix, start, stop, min_size, min_right)
+        tau, _q = _best_split(distances, start, stop, min_size, min_right)
         if tau is None:
             continue
         change = _test(moments, start, tau, stop, window)
-        if change.pvalue <= first_pass and abs(change.relative_change) >= min_magnitude:
+        if _accepted(change, total, max_pvalue, newest_max_pvalue, min_magnitude, scale=10):
             found.append(tau)
             stack.append((start, tau))
             stack.append((tau, stop))
+    found.sort()
+    # the newest point alone, against the segment before it, when nothing proposed it
+    if total - 1 not in found and total - 1 - (found[-1] if found else 0) >= min_size:
+        newest = _test(moments, found[-1] if found else 0, total - 1, total, window)
+        if _accepted(newest, total, max_pvalue, newest_max_pvalue, min_magnitude, scale=10):
+            found.append(total - 1)
     # merge: re-test each change point between its neighbours and drop the weakest
     # until all of them are significant and large enough (Hunter's merge step)
-    found.sort()
     while found:
         bounds = [0] + found + [total]
         changes = [_test(moments, bounds[i], bounds[i + 1], bounds[i + 2], window) for i in range(len(found))]
-        weakest = max(range(len(changes)), key=lambda i: (changes[i].pvalue, -abs(changes[i].relative_change)))
-        if _accepted(changes[weakest], max_pvalue, min_magnitude):
+        # the weakest: the largest p-value for its threshold (the newest point alone has its own)
+        limits = [newest_max_pvalue if c.index == total - 1 else max_pvalue for c in changes]
+        weakest = max(range(len(changes)), key=lambda i: (changes[i].pvalue / limits[i], -abs(changes[i].relative_change)))
+        if _accepted(changes[weakest], total, max_pvalue, newest_max_pvalue, min_magnitude):
             smallest = min(range(len(changes)), key=lambda i: abs(changes[i].relative_change))
-            if _accepted(changes[smallest], max_pvalue, min_magnitude):
+            if _accepted(changes[smallest], total, max_pvalue, newest_max_pvalue, min_magnitude):
                 return changes
             weakest = smallest
         del found[weakest]

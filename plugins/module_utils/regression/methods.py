@@ -5,7 +5,8 @@
 
 A method is one class: its ``name`` (the ``regression.method`` value), a
 one-line ``description``, ``options_model()`` (a pydantic model whose defaults
-are the method's defaults), ``minimum_history(options)`` (history points the
+are the method's defaults; built once per process, ``functools.cache``: a verdict
+is judged per KPI and building a pydantic class costs about 1 ms), ``minimum_history(options)`` (history points the
 method needs before its own test applies; below that the verdict compares with
 the history mean) and ``find(series, options)``. Adding a method is one class
 here and one entry in ``METHODS``: the configuration schema, the docs test and
@@ -16,6 +17,8 @@ Defaults were chosen by ``benchmarks/tune_regression.py`` on a tuning corpus
 """
 
 from __future__ import annotations
+
+import functools
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths
@@ -50,13 +53,16 @@ class EDivisive(ChangePointMethod):
     description = "E-divisive change points (recursive split, merge pass) accepted by Student's t-test"
 
     @staticmethod
+    @functools.cache
     def options_model():
         import pydantic
 
         return _strict_model(
             "EDivisiveOptions",
             window=(int, pydantic.Field(default=10, gt=1)),
-            max_pvalue=(float, pydantic.Field(default=0.001, gt=0, lt=1)),
+            max_pvalue=(float, pydantic.Field(default=0.0001, gt=0, lt=1)),
+            # a change made of the newest point alone (the verdict's question, with one point on its side)
+            newest_max_pvalue=(float, pydantic.Field(default=0.001, gt=0, lt=1)),
             min_magnitude=(float, pydantic.Field(default=0.02, ge=0)),
             min_size=(int, pydantic.Field(default=3, ge=1)),
         )
@@ -73,6 +79,7 @@ class ZScore(ChangePointMethod):
     description = "Each point against the points since the last change; confirmed by the following points"
 
     @staticmethod
+    @functools.cache
     def options_model():
         import pydantic
 
@@ -96,6 +103,7 @@ class RelativeWindows(ChangePointMethod):
     description = "Mean of the next window against the mean before it, above a relative threshold"
 
     @staticmethod
+    @functools.cache
     def options_model():
         import pydantic
 
@@ -133,6 +141,8 @@ def resolve_options(name, options=None):
 
     method = get_method(name)
     model = method.options_model()
+    if not options:
+        return method.defaults()
     unknown = sorted(set(options or {}) - set(model.model_fields))
     if unknown:
         raise RegressionError("regression method %s has no option %s; its options: %s"
@@ -145,10 +155,13 @@ def resolve_options(name, options=None):
 
 
 def find_change_points(values, method="edivisive", **options):
-    """Change points of an ordered series (None values are dropped first)."""
+    """Change points of an ordered series (None and NaN values are dropped first)."""
     import numpy as np
 
-    series = np.asarray([v for v in values if v is not None], dtype=float)
+    series = np.asarray(values, dtype=float)   # a None becomes NaN
+    missing = np.isnan(series)
+    if missing.any():
+        series = series[~missing]
     settings = resolve_options(method, options)
     if series.size < 2:
         return []

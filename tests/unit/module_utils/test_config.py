@@ -275,3 +275,11 @@ def test_absurd_timeouts_and_counts_are_refused_by_name(key, value, message):
     cfg.set_dotted(config, key, value)
     with pytest.raises(errors.ConfigError, match=message.replace("(", "\\(").replace(")", "\\)")):
         config_checks.validate_config(config)
+
+
+def test_each_section_model_is_built_once_per_process():
+    # sections are read per run, per point and per KPI: a pydantic class costs about a millisecond
+    for section in config_schema.SECTIONS:
+        factory = config_schema.SECTIONS[section]
+        assert factory() is factory(), section
+    assert config_schema.read_section({"regression": {"method": "zscore"}}, "regression")["method"] == "zscore"
