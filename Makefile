@@ -21,7 +21,7 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := -m pip install --quiet --no-compile
 
-.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench clean help kube-clients kubesim ee-context
+.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -31,6 +31,7 @@ help:
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
 	@echo "make bench   run the benchmarks of benchmarks/ and record their results"
+	@echo "make bench-quick  every benchmark goal at a smaller size, one line per goal (a few minutes)"
 	@echo "make ee-context  write the execution environment's build context in build/ee-context (offline)"
 
 setup: $(STAMP) $(LINK)
@@ -129,6 +130,10 @@ sanity: setup
 integration: setup-test
 	$(BIN)/python -m pytest tests/integration -q
 
+# every benchmark with a goal at a smaller size, one line per goal (a few minutes; results in benchmarks/results/quick)
+bench-quick: setup
+	cd benchmarks && ../$(BIN)/python quick.py
+
 bench: setup s3-server
 	cd benchmarks && ../$(BIN)/python harness_fidelity.py
 	cd benchmarks && ../$(BIN)/python matrix_overhead.py
@@ -140,6 +145,8 @@ bench: setup s3-server
 	cd benchmarks && ROUNDS=20 ../$(BIN)/python cpt_false_alarms.py
 	cd benchmarks && ../$(BIN)/python capacity_validation.py
 	cd benchmarks && ../$(BIN)/python dashboard_scale.py
+	cd benchmarks && ../$(BIN)/python regression_quality.py
+	cd benchmarks && ../$(BIN)/python verdict_hot_paths.py
 
 # the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
 # offline by ansible-builder from execution-environment/ and the collection's tarball

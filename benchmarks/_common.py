@@ -13,7 +13,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 COLLECTIONS = os.path.join(REPO, ".venv", "collections")
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
-RESULTS = os.path.join(REPO, "benchmarks", "results")
+# BENCH_RESULTS: where results are written (make bench-quick keeps its own, not the recorded ones)
+RESULTS = os.environ.get("BENCH_RESULTS") or os.path.join(REPO, "benchmarks", "results")
 
 
 def machine():

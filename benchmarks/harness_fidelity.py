@@ -10,13 +10,14 @@ Target: the median harness rate within 5 % of the median bare rate.
 
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 
 import numpy as np
 
 import _common
-from ansible_collections.perfscale.topsail.plugins.module_utils import harness
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base, perf_indicator
 
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
 N, REPS, WARMUP = 1024, 20, 3
@@ -37,10 +38,9 @@ def bare_rate():
 
 
 def harness_rate(workdir):
-    command = harness.builtin_command("matmul", {"size": N, "dtype": "float32", "reps": REPS, "warmup": WARMUP})
-    outcome = harness.run_harness(command, workdir, 300, env=harness.harness_environment({}))
-    assert outcome.ok, outcome.error
-    return outcome.document["@result"]["rate"]
+    command = perf_indicator.builtin_command("matmul", {"size": N, "dtype": "float32", "reps": REPS, "warmup": WARMUP})
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=300, check=True)
+    return base.validate_output(done.stdout)["@result"]["rate"]
 
 
 def main():
