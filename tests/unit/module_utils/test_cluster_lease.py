@@ -249,6 +249,20 @@ def test_renewer_releases_the_lease_when_the_controller_is_gone():
     assert lines == ["controller %d ended: lease released" % process.pid]
 
 
+def test_renewer_takes_a_reused_pid_for_a_gone_controller():
+    # the controller's pid now belongs to another process (this one, started at another time):
+    # the renewer must not keep the cluster for it (after a reboot or a pid wrap)
+    store = FakeLeases()
+    lease = lease_for(store, "run-a")
+    lease.acquire()
+    me = cl.os.getpid()
+    lines = []
+    other_start = cl.run_lock.process_start_time(me) + 1
+    assert cl.renew_while_alive(lease, me, other_start, lines.append, sleep=lambda s: None) == 0
+    assert store.get(cl.LOCK_NAME) is None
+    assert lines == ["controller %d ended: lease released" % me]
+
+
 def test_renewer_renews_while_the_controller_lives_and_stops_when_taken_over():
     store = FakeLeases()
     lease = lease_for(store, "run-a")

@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -71,6 +72,31 @@ def test_a_stale_lock_is_taken_over_and_said_so(tmp_path):
     finally:
         mine.kill()
         mine.wait()
+
+
+def test_a_pid_is_the_holder_only_with_its_start_time():
+    """A lock records the holder's pid and its process start time: after a reboot or a pid wrap,
+    the pid may belong to another process, which is not the holder (its lock is stale)."""
+    me = os.getpid()
+    started = run_lock.process_start_time(me)
+    assert isinstance(started, int)
+    assert run_lock.is_alive(me, started)
+    assert not run_lock.is_alive(me, started + 1)
+    assert run_lock.is_alive(me)          # a lock written without a start time: the pid alone
+    assert not run_lock.is_alive(None) and not run_lock.is_alive(0)
+
+
+def test_the_keeper_lets_the_lock_go_when_its_controller_pid_is_reused(tmp_path):
+    path = tmp_path / run_lock.LOCK_FILE
+    path.write_text("{}")
+    fd = os.open(str(path), os.O_RDWR)
+    # the controller's pid alive but started at another time: keep() returns at once
+    keeper = threading.Thread(target=run_lock.keep, daemon=True,
+                              args=(str(path), os.getpid(), run_lock.process_start_time(os.getpid()) + 1, fd))
+    keeper.start()
+    keeper.join(run_lock.POLL_S * 5)
+    assert not keeper.is_alive(), "the keeper held the lock for a reused pid"
+    assert not path.exists()
 
 
 def test_keeper_refuses_bad_arguments():
