@@ -303,6 +303,12 @@ def edivisive(series, window, max_pvalue, min_magnitude, min_size, newest_max_pv
 # z-score
 
 
+# relative to the mean: a standard deviation below NO_SPREAD is the rounding of the prefix sums of a
+# constant history (their cancellation leaves about 1e-8), a difference below SAME_VALUE no difference
+NO_SPREAD = 1e-7
+SAME_VALUE = 1e-12
+
+
 def zscore(series, threshold, min_history, min_magnitude, confirm):
     """Each point against the points since the last change.
 
@@ -330,7 +336,10 @@ def zscore(series, threshold, min_history, min_magnitude, confirm):
         with np.errstate(divide="ignore", invalid="ignore"):
             means = sums / counts
             stds = np.sqrt(np.maximum((squares - counts * means * means) / (counts - 1), 0.0))
-            z = np.where(stds > 0, (segment - means) / stds, np.where(segment == means, 0.0, np.inf * np.sign(segment - means)))
+            # the rounding of prefix sums is no spread, and no difference (a constant history)
+            stds = np.where(stds > NO_SPREAD * np.abs(means), stds, 0.0)
+            deviation = np.where(np.abs(segment - means) > SAME_VALUE * np.abs(means), segment - means, 0.0)
+            z = np.where(stds > 0, deviation / stds, np.where(deviation == 0, 0.0, np.inf * np.sign(deviation)))
             magnitude = np.abs(segment - means) / np.abs(means)
         positions = np.arange(segment.size) + start
         candidates = np.nonzero((positions >= scan) & (counts >= min_history) & (np.abs(z) >= threshold)
@@ -341,10 +350,12 @@ def zscore(series, threshold, min_history, min_magnitude, confirm):
         index = start + local
         mean, std, score = means[local], stds[local], float(z[local])
         following = series[index + 1:index + 1 + confirm]
+        follow_deviation = np.where(np.abs(following - mean) > SAME_VALUE * abs(mean), following - mean, 0.0)
         if std > 0:
-            follow_z = (following - mean) / std
+            follow_z = follow_deviation / std
         else:
-            follow_z = np.where(following == mean, 0.0, np.inf * np.sign(following - mean))
+            with np.errstate(invalid="ignore"):
+                follow_z = np.where(follow_deviation == 0, 0.0, np.inf * np.sign(follow_deviation))
         if not np.all((follow_z * score > 0) & (np.abs(follow_z) >= threshold / 2)):
             excluded.append(index)
             scan = index + 1

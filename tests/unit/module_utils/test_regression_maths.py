@@ -240,3 +240,170 @@ def test_a_regression_persists_only_while_the_value_stays_at_least_half_of_the_c
     assert abs(evidence["relative_change_since"]) >= abs(evidence["change_at_since"]) / 2
     verdict, evidence = judge(history, 90.0, True, "edivisive", options, 0.1)
     assert verdict == "no_change" and [c["index"] for c in evidence["change_points"]] == [20]
+
+
+def test_pooled_t_at_its_edges():
+    # no degree of freedom: nothing can be told
+    assert rg.pooled_t(1, 10.0, 0.0, 1, 14.0, 0.0) == (0.0, 1.0)
+    # one degree of freedom is a test (Cauchy: p = 1 - 2/pi atan(t))
+    t, p = rg.pooled_t(2, 10.0, 2.0, 1, 14.0, 0.0)
+    assert t == pytest.approx(4 / np.sqrt(3)) and p == pytest.approx(1 - 2 / np.pi * np.arctan(4 / np.sqrt(3)))
+    # no spread at all: equal means tell nothing, different means differ for sure, with their sign
+    assert rg.pooled_t(5, 3.0, 0.0, 5, 3.0, 0.0) == (0.0, 1.0)
+    assert rg.pooled_t(5, 3.0, 0.0, 5, 4.0, 0.0) == (np.inf, 0.0)
+    assert rg.pooled_t(5, 4.0, 0.0, 5, 3.0, 0.0) == (-np.inf, 0.0)
+    # a spread that is the rounding noise of large values (relative to both sides' sums of squares)
+    # is no spread: a one-point side against ten points of 1e6, either way round
+    assert rg.pooled_t(1, 1e6, 5.0, 10, 1e6 + 1e-3, 0.0) == (np.inf, 0.0)
+    assert rg.pooled_t(10, 1e6, 5.0, 1, 1e6 + 1e-3, 0.0) == (np.inf, 0.0)
+
+
+def test_a_change_is_accepted_at_its_thresholds_inclusive():
+    inside = rg.ChangePoint(10, 100.0, 103.0, pvalue=1e-4)
+    assert rg._accepted(inside, 40, 1e-4, 1e-3, 0.03)              # p and magnitude exactly at the limits
+    assert not rg._accepted(inside, 40, 0.9e-4, 1e-3, 0.03)
+    assert not rg._accepted(inside, 40, 1e-4, 1e-3, 0.031)
+    # the first pass scales the thresholds, never past 0.05
+    weak = rg.ChangePoint(10, 100.0, 110.0, pvalue=0.06)
+    assert not rg._accepted(weak, 40, 0.01, 0.01, 0.02, scale=10)
+    assert rg._accepted(rg.ChangePoint(10, 100.0, 110.0, pvalue=0.04), 40, 0.01, 0.01, 0.02, scale=10)
+    # the newest point alone has its own threshold
+    newest = rg.ChangePoint(39, 100.0, 94.0, pvalue=5e-4)
+    assert rg._accepted(newest, 40, 1e-4, 1e-3, 0.02) and not rg._accepted(newest, 40, 1e-4, 1e-4, 0.02)
+
+
+def test_the_newest_value_alone_is_tested_against_three_windows_of_history():
+    values = np.array([100.0] * 20 + [50.0] * 20 + [52.0] * 10 + [47.0])
+    values[20:50] += np.tile([0.5, -0.5], 15)
+    change = rg._test(rg.Moments(values), 0, 50, 51, 10)
+    # the 30 points before it (3 windows of 10: twenty at 50, ten at 52), none of those at 100
+    assert change.mean_before == pytest.approx(152 / 3) and change.mean_after == 47.0
+    assert change.statistic < 0 and change.pvalue < 0.05
+    # a change with points on both sides: one window each side
+    inside = rg._test(rg.Moments(values), 0, 20, 51, 10)
+    assert inside.mean_before == 100.0 and inside.mean_after == pytest.approx(50.0)
+
+
+def test_a_newest_value_the_segmentation_did_not_propose_is_still_found():
+    # flat history (1 % noise, seed 2) then a 4.5 % drop: the best split of the series is elsewhere
+    # and is rejected, so only the explicit test of the newest value finds it
+    values = 100 * (1 + np.random.default_rng(2).normal(0, 0.01, 30))
+    series = np.append(values, values.mean() * 0.955)
+    options = methods.resolve_options("edivisive", {})
+    assert [c.index for c in rg.edivisive(series, **options)] == [30]
+    assert rg.edivisive(series, **dict(options, newest_max_pvalue=1e-9)) == []
+
+
+def test_a_change_point_reads_as_the_evidence_says():
+    change = rg.ChangePoint(7, 100, 90, pvalue=0.001, statistic=-4)
+    assert change.as_dict() == {"index": 7, "mean_before": 100.0, "mean_after": 90.0, "relative_change": -0.1,
+                                "pvalue": 0.001}
+    assert change.statistic == -4.0 and isinstance(change.statistic, float)
+    assert rg.ChangePoint(7, 100, 90).pvalue is None and rg.ChangePoint(7, 100, 90).statistic is None
+
+
+# -- each method against a plain, slow reference of what docs/regression.md says it does
+
+def _zscore_reference(x, threshold, min_history, min_magnitude, confirm):
+    from scipy import special
+
+    def z_of(value, mean, std):
+        deviation = value - mean if abs(value - mean) > rg.SAME_VALUE * abs(mean) else 0.0
+        if std > rg.NO_SPREAD * abs(mean):
+            return deviation / std
+        return 0.0 if deviation == 0 else np.inf * np.sign(deviation)
+
+    changes, start, scan, excluded = [], 0, 0, set()
+    while scan < len(x):
+        candidate = None
+        for i in range(scan, len(x)):
+            history = [x[j] for j in range(start, i) if j not in excluded]
+            if len(history) < min_history or not history:
+                continue
+            mean = sum(history) / len(history)
+            std = np.sqrt(max(sum((h - mean) ** 2 for h in history) / (len(history) - 1), 0.0)) \
+                if len(history) > 1 else np.nan
+            score = z_of(x[i], mean, std)
+            if abs(score) >= threshold and abs(x[i] - mean) / abs(mean) >= min_magnitude:
+                candidate = (i, mean, std, score)
+                break
+        if candidate is None:
+            break
+        index, mean, std, score = candidate
+        following = [z_of(value, mean, std) for value in x[index + 1:index + 1 + confirm]]
+        if not all(f * score > 0 and abs(f) >= threshold / 2 for f in following):
+            excluded.add(index)
+            scan = index + 1
+            continue
+        after = x[index:index + max(1, min_history)]
+        pvalue = float(2 * special.ndtr(-abs(score))) if np.isfinite(score) else 0.0
+        changes.append((index, mean, float(np.mean(after)), pvalue, score))
+        start, scan, excluded = index, index + 1, set()
+    return changes
+
+
+def _relative_reference(x, threshold, window, min_previous):
+    changes, stack = [], [(0, len(x))]
+    while stack:
+        start, stop = stack.pop()
+        best = None
+        for i in range(start + min_previous, stop):
+            before = np.mean(x[start:i])
+            after = np.mean(x[i:min(stop, i + window)])
+            change = abs(after - before) / abs(before) if before != 0 else 0.0
+            if best is None or change > best[0]:
+                best = (change, i, before, after)
+        if best is None or best[0] < threshold:
+            continue
+        changes.append((best[1], best[2], best[3]))
+        stack += [(start, best[1]), (best[1], stop)]
+    return sorted(changes)
+
+
+def _reference_series(seed):
+    """Steps, spikes, flat stretches (exact repeats: zero spread) and noise of several sizes."""
+    rng = np.random.default_rng(seed)
+    x = 100 * (1 + rng.normal(0, rng.choice([0.002, 0.01, 0.03]), int(rng.integers(8, 60))))
+    for _step in range(int(rng.integers(0, 3))):
+        x[int(rng.integers(1, x.size)):] *= 1 + rng.choice([-0.3, -0.1, -0.05, 0.05, 0.1, 0.3])
+    if rng.random() < 0.3:
+        x[int(rng.integers(0, x.size))] *= 1.5
+    if rng.random() < 0.2:
+        x[: x.size // 2] = x[0]
+    return x
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_zscore_is_its_definition(seed):
+    x = _reference_series(seed)
+    for options in ({"threshold": 3.0, "min_history": 12, "min_magnitude": 0.02, "confirm": 3},
+                    {"threshold": 2.0, "min_history": 4, "min_magnitude": 0.0, "confirm": 1},
+                    {"threshold": 4.0, "min_history": 2, "min_magnitude": 0.05, "confirm": 0}):
+        found = [(c.index, c.mean_before, c.mean_after, c.pvalue, c.statistic) for c in rg.zscore(x, **options)]
+        expected = _zscore_reference(list(x), **options)
+        assert [f[0] for f in found] == [e[0] for e in expected], options
+        for got, want in zip(found, expected):
+            assert got[1:4] == pytest.approx(want[1:4], rel=1e-6, abs=1e-12), options
+            # no spread: z is infinite, or as good as (the rounding of a two-pass variance)
+            assert got[4] == pytest.approx(want[4], rel=1e-6) or \
+                (np.sign(got[4]) == np.sign(want[4]) and min(abs(got[4]), abs(want[4])) > 1e6), options
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_relative_windows_is_its_definition(seed):
+    x = _reference_series(seed)
+    for options in ({"threshold": 0.08, "window": 10, "min_previous": 10},
+                    {"threshold": 0.03, "window": 3, "min_previous": 2}):
+        found = [(c.index, c.mean_before, c.mean_after) for c in rg.relative_windows(x, **options)]
+        expected = _relative_reference(x, **options)
+        assert [f[0] for f in found] == [e[0] for e in expected], options
+        for got, want in zip(found, expected):
+            assert got[1:] == pytest.approx(want[1:], rel=1e-9)
+
+
+def test_zscore_sees_no_change_in_a_constant_history_whatever_the_rounding():
+    # the mean of 101.776491303817 repeated, from prefix sums, is not exactly the value: that
+    # rounding once made every point of a constant history an infinite z (min_magnitude 0)
+    values = np.array([101.776491303817] * 17 + [109.97, 111.52, 109.0, 110.4, 109.6])
+    found = rg.zscore(values, threshold=2.0, min_history=4, min_magnitude=0.0, confirm=1)
+    assert [c.index for c in found] == [17] and found[0].statistic == np.inf
