@@ -21,7 +21,7 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := -m pip install --quiet --no-compile
 
-.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick clean help kube-clients kubesim ee-context
+.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick mutation clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -32,6 +32,7 @@ help:
 	@echo "make setup   create .venv with pinned dependencies"
 	@echo "make bench   run the benchmarks of benchmarks/ and record their results"
 	@echo "make bench-quick  every benchmark goal at a smaller size, one line per goal (a few minutes)"
+	@echo "make mutation  mutation testing of the core modules, scores per module (tools/mutation.py)"
 	@echo "make ee-context  write the execution environment's build context in build/ee-context (offline)"
 
 setup: $(STAMP) $(LINK)
@@ -129,6 +130,11 @@ sanity: setup
 
 integration: setup-test
 	$(BIN)/python -m pytest tests/integration -q
+
+# mutation testing of the core modules (tools/mutation.py; about an hour on 2 cores from nothing, less
+# when .mutation/ is kept: only the functions changed since are mutated again); not part of make test
+mutation: setup
+	$(BIN)/python tools/mutation.py
 
 # every benchmark with a goal at a smaller size, one line per goal (a few minutes; results in benchmarks/results/quick)
 bench-quick: setup
