@@ -116,3 +116,34 @@ def test_a_run_right_after_another_waits_for_the_keeper_instead_of_failing(tmp_p
     finally:
         second.kill()
         second.wait()
+
+
+def test_process_facts_read_from_proc():
+    me = os.getpid()
+    # a command name with spaces and parentheses does not shift the fields
+    assert run_lock.parent_pid(me) == os.getppid()
+    assert run_lock.process_start_time(me) == run_lock.process_start_time(me) > 0
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert run_lock.is_ancestor(me, child.pid)
+        assert run_lock.is_ancestor(os.getppid(), child.pid)
+        assert not run_lock.is_ancestor(child.pid, me)
+        assert run_lock.process_start_time(child.pid) >= run_lock.process_start_time(me)
+    finally:
+        child.kill()
+        child.wait()
+    # a pid that is gone has no facts
+    assert run_lock.parent_pid(child.pid) is None and run_lock.process_start_time(child.pid) is None
+    assert not run_lock.is_ancestor(me, 0) and not run_lock.is_ancestor(me, 1)
+
+
+def test_a_holder_is_described_in_one_line(tmp_path):
+    assert run_lock.describe_holder(None) == "an unknown run"
+    assert run_lock.describe_holder({"pid": 12, "host": "h", "started": "t"}) == "pid 12 on h, started t"
+    for text in ("", "not json", "[1, 2]", "null"):
+        path = tmp_path / "holder"
+        path.write_text(text)
+        with open(path, encoding="utf-8") as handle:
+            assert run_lock._read_holder(handle) is None, text
+    lock = run_lock.RunLock(str(tmp_path / run_lock.LOCK_FILE), {"pid": 1})
+    assert lock.message() is None and not lock.already_held and lock.taken_over is None
