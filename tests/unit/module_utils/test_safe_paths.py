@@ -83,3 +83,59 @@ def tar_of(*members):
 def test_tar_members_are_regular_files_with_safe_names(tmp_path, members, message):
     with pytest.raises(safe_paths.UnsafeName, match=message):
         safe_paths.check_tar_members(str(tmp_path), tar_of(*members).getmembers())
+
+
+def test_the_limits_are_where_they_say(tmp_path, monkeypatch):
+    root = str(tmp_path)
+    monkeypatch.setattr(safe_paths, "MAX_NAMES", 20)   # a million in the collection: the same rule
+    longest = "x" * safe_paths.MAX_NAME_LENGTH
+    assert safe_paths.name_problem(longest) is None
+    assert safe_paths.name_problem(longest + "x") == "longer than %d characters" % safe_paths.MAX_NAME_LENGTH
+    names = ["f%d" % i for i in range(safe_paths.MAX_NAMES)]
+    assert len(safe_paths.check_names(root, names)) == safe_paths.MAX_NAMES
+    with pytest.raises(safe_paths.UnsafeName, match="^%d files: more than %d; nothing was written$"
+                       % (safe_paths.MAX_NAMES + 1, safe_paths.MAX_NAMES)):
+        safe_paths.check_names(root, names + ["one-more"], "file")
+    # as many refusals as are shown: no "and N more"; one more: "and 1 more"
+    shown = ["../%d" % i for i in range(safe_paths.SHOWN)]
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_names(root, shown)
+    assert "more" not in str(refused.value)
+    with pytest.raises(safe_paths.UnsafeName, match=" and 1 more; "):
+        safe_paths.check_names(root, shown + ["../x"])
+    assert os.listdir(root) == []
+
+
+def test_a_long_refused_name_is_shortened_in_the_message(tmp_path):
+    name = "../" + "y" * 300
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_names(str(tmp_path), [name])
+    shown = repr(name)[:77] + "..."
+    assert shown + " (has a '..' segment)" in str(refused.value) and "y" * 100 not in str(refused.value)
+
+
+def test_a_link_to_the_destination_itself_is_refused(tmp_path):
+    os.symlink(".", str(tmp_path / "here"))
+    with pytest.raises(safe_paths.UnsafeName, match="'here' \\(resolves outside"):
+        safe_paths.check_names(str(tmp_path), ["here"])
+
+
+def test_written_files_hold_their_data_and_are_listed_sorted(tmp_path):
+    written = safe_paths.write_files(str(tmp_path), {"b/c.txt": b"two", "a.txt": b"one"})
+    root = os.path.realpath(str(tmp_path))
+    assert written == [os.path.join(root, "a.txt"), os.path.join(root, "b", "c.txt")]
+    assert (tmp_path / "b" / "c.txt").read_bytes() == b"two" and (tmp_path / "a.txt").read_bytes() == b"one"
+
+
+@pytest.mark.parametrize("kind,label", [(tarfile.LNKTYPE, "hard link"), (tarfile.FIFOTYPE, "device"),
+                                        (tarfile.BLKTYPE, "device")])
+def test_each_kind_of_tar_member_is_named(tmp_path, kind, label):
+    with pytest.raises(safe_paths.UnsafeName, match="'m' \\(a %s, not a regular file\\)" % label):
+        safe_paths.check_tar_members(str(tmp_path), tar_of(("m", kind)).getmembers())
+
+
+def test_many_non_file_members_are_one_line(tmp_path):
+    members = tar_of(*[("d%d" % i, tarfile.DIRTYPE) for i in range(safe_paths.SHOWN + 2)]).getmembers()
+    with pytest.raises(safe_paths.UnsafeName, match="^%d archive member\\(s\\) refused: .* and 2 more; expected regular "
+                       "files only; nothing was written$" % (safe_paths.SHOWN + 2)):
+        safe_paths.check_tar_members(str(tmp_path), members)
