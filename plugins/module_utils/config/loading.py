@@ -43,7 +43,7 @@ def type_name(value):
                        (list, "list"), (tuple, "list")):
         if isinstance(value, kind):
             return name
-    return "null" if value is None else type_name(value)
+    return "null" if value is None else type(value).__name__
 
 
 # --------------------------------------------------------------------------

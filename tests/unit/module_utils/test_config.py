@@ -283,3 +283,64 @@ def test_each_section_model_is_built_once_per_process():
         factory = config_schema.SECTIONS[section]
         assert factory() is factory(), section
     assert config_schema.read_section({"regression": {"method": "zscore"}}, "regression")["method"] == "zscore"
+
+
+class _Tagged(str):
+    """What Ansible hands over: a str subclass carrying its origin."""
+
+
+@pytest.mark.parametrize("value,name", [
+    (True, "bool"), (3, "int"), (2.5, "float"), ("x", "str"), (_Tagged("x"), "str"), ({}, "dict"), ([], "list"),
+    ((1,), "list"), (None, "null"), (object(), "object"), (b"x", "bytes"),
+])
+def test_a_value_is_named_by_its_yaml_kind(value, name):
+    # an unknown kind once recursed forever instead of naming its type
+    assert cfg.type_name(value) == name
+
+
+def test_dotted_keys_flatten_and_the_closest_are_suggested():
+    tree = {"tests": {"benchmark": {"timeout_s": 1, "harness": {"backend": "numpy"}}}, "export": {"enabled": True}}
+    assert cfg.flatten_keys(tree) == ["tests", "tests.benchmark", "tests.benchmark.timeout_s", "tests.benchmark.harness",
+                                      "tests.benchmark.harness.backend", "export", "export.enabled"]
+    assert cfg.flatten_keys(7) == []
+    assert cfg.close_matches("tests.benchmark.timout_s", tree)[0] == "tests.benchmark.timeout_s"
+    # nothing close as a whole: the last component decides
+    assert cfg.close_matches("x.y.z.backnd", tree) == ["tests.benchmark.harness.backend"]
+    assert cfg.close_matches("nothing.like.it", tree) == []
+    with pytest.raises(errors.ConfigError, match="^config key 'export.enabled.x' does not exist: 'export.enabled' is "
+                                                 "a bool, not a section$"):
+        cfg.get_dotted(tree, "export.enabled.x")
+    with pytest.raises(errors.ConfigError, match="^config key 'zzz' does not exist; no similar key exists$"):
+        cfg.get_dotted(tree, "zzz")
+
+
+@pytest.mark.parametrize("key", ["", ".a", "a.", "a..b", 7, None])
+def test_an_override_key_must_be_dotted_names(key):
+    with pytest.raises(errors.ConfigError, match="^overrides: invalid key .*, expected a dotted key such as"):
+        cfg.set_dotted({"a": {"b": 1}}, key, 2, origin="overrides")
+
+
+def test_an_override_sets_a_copy_of_an_existing_leaf_only():
+    tree = {"a": {"b": 1, "c": 2}}
+    value = {"deep": [1]}
+    cfg.set_dotted(tree, "a.b", value)
+    value["deep"].append(2)
+    assert tree == {"a": {"b": {"deep": [1]}, "c": 2}}
+    with pytest.raises(errors.ConfigError, match="^override: cannot set 'a.c.d': 'a.c' is a int, not a section$"):
+        cfg.set_dotted(tree, "a.c.d", 1)
+    with pytest.raises(errors.ConfigError, match="^override: key 'a.x' does not exist in the configuration \\(presets "
+                                                 "and overrides cannot create keys\\); "):
+        cfg.set_dotted(tree, "a.x", 1)
+
+
+def test_the_document_selects_its_presets_by_names_then_name():
+    document = {"ci_presets": {"names": "a, b", "name": "c", "a": {}, "b": {}, "c": {}}}
+    assert cfg.document_preset_selection(document) == ["a", "b", "c"]
+    assert cfg.document_preset_selection({"ci_presets": {"names": ["a"]}}) == ["a"]
+    assert cfg.document_preset_selection({}) == []
+    assert cfg.known_presets(document) == ["a", "b", "c"]
+    with pytest.raises(errors.ConfigError, match="^ci_presets.name: expected one preset name, got list$"):
+        cfg.document_preset_selection({"ci_presets": {"name": ["a"]}})
+    assert cfg.parse_preset_names(None) == [] and cfg.parse_preset_names(" a ,, b ") == ["a", "b"]
+    with pytest.raises(errors.ConfigError, match="^preset: expected preset names \\(strings\\), got 3$"):
+        cfg.parse_preset_names(["a", 3])
