@@ -11,6 +11,7 @@
 import concurrent.futures
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,7 +27,9 @@ COLLECTIONS_ROOT = os.path.abspath(cluster_lease.__file__).rsplit(os.sep + "ansi
 
 DRIVER = os.path.join(HERE, "lease_driver.py")
 NAMESPACE = "perfscale-topsail"
-FAST = json.dumps({"clusters.lease.poll_s": 0.3, "clusters.lease.duration_s": 6})
+# a quick poll; a lease long enough that a loaded machine (CI runs three cluster workers beside the
+# lint steps) renews it in time: a takeover after a silence is not what these runs test
+FAST = json.dumps({"clusters.lease.poll_s": 0.3, "clusters.lease.duration_s": 30})
 
 
 def driver(sim, run_id, events, hold, duration=6, renewer=False):
@@ -147,8 +150,10 @@ def test_a_single_command_does_not_wait_for_a_busy_cluster(toolbox, kube, sim, t
                       "cluster_lock=true", "-e", "overrides=" + json.dumps({"clusters.lease.poll_s": 0.3,
                                                                             "clusters.lease.wait_timeout_s": 2}))
         assert run.returncode != 0
-        assert "cluster lease: waited 2s for the cluster (clusters.lease.wait_timeout_s); it is held by run busy-run" \
-            in run.output
+        # at least the 2 s asked (one more poll on a loaded machine)
+        waited = re.search(r"cluster lease: waited (\d+)s for the cluster \(clusters.lease.wait_timeout_s\); it is held "
+                           r"by run busy-run", run.flat)
+        assert waited and 2 <= int(waited.group(1)) <= 10, run.output[-3000:]
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
