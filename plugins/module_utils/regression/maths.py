@@ -111,16 +111,24 @@ def student_t(left, right):
 CACHED_LENGTH = 256
 
 
+def _shared_up_to_cached_length(maxsize):
+    """Keep what ``build(length, ...)`` returns for lengths up to CACHED_LENGTH (read-only arrays
+    shared between series); build longer ones per call."""
+    def decorate(build):
+        cached = functools.lru_cache(maxsize=maxsize)(build)
+
+        @functools.wraps(build)
+        def shared(length, *args):
+            return cached(length, *args) if length <= CACHED_LENGTH else build(length, *args)
+        return shared
+    return decorate
+
+
+@_shared_up_to_cached_length(maxsize=4 * CACHED_LENGTH)
 def _split_weights(length, min_left, min_right):
     """n / (m - 1) and m / (n - 1) for the splits of a segment of ``length`` (m points on the
     left, n = length - m on the right, m from min_left to length - min_right): they depend on
     the shape only. A one-point side has no pair within (W = 0): its divisor need only be non-zero."""
-    if length <= CACHED_LENGTH:
-        return _cached_split_weights(length, min_left, min_right)
-    return _build_split_weights(length, min_left, min_right)
-
-
-def _build_split_weights(length, min_left, min_right):
     import numpy as np
 
     m = np.arange(min_left, length - min_right + 1, dtype=float)
@@ -130,16 +138,9 @@ def _build_split_weights(length, min_left, min_right):
     return left, right
 
 
-_cached_split_weights = functools.lru_cache(maxsize=4 * CACHED_LENGTH)(_build_split_weights)
-
-
+@_shared_up_to_cached_length(maxsize=32)
 def _lower_triangle(size):
-    """The strictly lower triangle of ones (size x size), read-only; shared between series of a
-    length up to CACHED_LENGTH."""
-    return _cached_lower_triangle(size) if size <= CACHED_LENGTH else _build_lower_triangle(size)
-
-
-def _build_lower_triangle(size):
+    """The strictly lower triangle of ones (size x size), read-only."""
     import numpy as np
 
     lower = np.tri(size, size, -1)
@@ -147,17 +148,15 @@ def _build_lower_triangle(size):
     return lower
 
 
-_cached_lower_triangle = functools.lru_cache(maxsize=32)(_build_lower_triangle)
-
-
 class _Distances:
     """The distances |x_i - x_j| of a series, and the sums e-divisive scores splits with.
 
     With S[a, b] the sum of d(i, j) over i < a, j < b (symmetric), a segment [start, stop)
     needs, for each split tau, S[tau, tau] (``within``: every pair before tau, twice), the row
-    S[start, .] and the column S[., stop]. ``within`` is one pass over the lower triangle; a
-    row or column is one reduction of a slice of the matrix, kept per bound (segments share
-    them). No n x n prefix table: a 2-D cumulative sum costs more than all of this together.
+    S[start, .] and the column S[., stop], which is the row S[stop, .]. ``within`` is one pass
+    over the lower triangle; a row is one reduction of a slice of the matrix, kept per bound
+    (segments share their bounds). No n x n prefix table: a 2-D cumulative sum costs more than
+    all of this together.
     """
 
     def __init__(self, series):
@@ -172,7 +171,7 @@ class _Distances:
         self.within = np.zeros(size + 1)
         np.cumsum(before, out=self.within[1:])
         self.within *= 2
-        self._rows, self._columns = {}, {}
+        self._rows = {}
 
     def row(self, start):
         """S[start, b] for b = 0..n: the distances of the points before ``start`` to those before b."""
@@ -184,18 +183,6 @@ class _Distances:
             if start:
                 np.cumsum(self.matrix[:start].sum(axis=0), out=found[1:])
             self._rows[start] = found
-        return found
-
-    def column(self, stop):
-        """S[a, stop] for a = 0..n (= S[stop, a])."""
-        import numpy as np
-
-        found = self._columns.get(stop)
-        if found is None:
-            found = np.zeros(self.size + 1)
-            if stop:
-                np.cumsum(self.matrix[:, :stop].sum(axis=1), out=found[1:])
-            self._columns[stop] = found
         return found
 
 
@@ -214,7 +201,7 @@ def _best_split(distances, start, stop, min_left, min_right):
     first, last = start + min_left, stop - min_right   # the candidate taus, both included
     if last < first:
         return None, 0.0
-    row, column = distances.row(start), distances.column(stop)
+    row, column = distances.row(start), distances.row(stop)
     within = distances.within[first:last + 1]
     to_start = row[first:last + 1]
     to_stop = column[first:last + 1]
