@@ -296,6 +296,16 @@ NO_SPREAD = 1e-7
 SAME_VALUE = 1e-12
 
 
+def _z_scores(values, mean, std):
+    """(value - mean) / std; without spread, 0 for the same value and +-inf for another (a
+    difference below SAME_VALUE of the mean is the rounding of the mean, no difference)."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        deviation = np.where(np.abs(values - mean) > SAME_VALUE * np.abs(mean), values - mean, 0.0)
+        return np.where(std > 0, deviation / std, np.where(deviation == 0, 0.0, np.inf * np.sign(deviation)))
+
+
 def zscore(series, threshold, min_history, min_magnitude, confirm):
     """Each point against the points since the last change.
 
@@ -325,8 +335,7 @@ def zscore(series, threshold, min_history, min_magnitude, confirm):
             stds = np.sqrt(np.maximum((squares - counts * means * means) / (counts - 1), 0.0))
             # the rounding of prefix sums is no spread, and no difference (a constant history)
             stds = np.where(stds > NO_SPREAD * np.abs(means), stds, 0.0)
-            deviation = np.where(np.abs(segment - means) > SAME_VALUE * np.abs(means), segment - means, 0.0)
-            z = np.where(stds > 0, deviation / stds, np.where(deviation == 0, 0.0, np.inf * np.sign(deviation)))
+            z = _z_scores(segment, means, stds)
             magnitude = np.abs(segment - means) / np.abs(means)
         positions = np.arange(segment.size) + start
         candidates = np.nonzero((positions >= scan) & (counts >= min_history) & (np.abs(z) >= threshold)
@@ -337,12 +346,7 @@ def zscore(series, threshold, min_history, min_magnitude, confirm):
         index = start + local
         mean, std, score = means[local], stds[local], float(z[local])
         following = series[index + 1:index + 1 + confirm]
-        follow_deviation = np.where(np.abs(following - mean) > SAME_VALUE * abs(mean), following - mean, 0.0)
-        if std > 0:
-            follow_z = follow_deviation / std
-        else:
-            with np.errstate(invalid="ignore"):
-                follow_z = np.where(follow_deviation == 0, 0.0, np.inf * np.sign(follow_deviation))
+        follow_z = _z_scores(following, mean, std)
         if not np.all((follow_z * score > 0) & (np.abs(follow_z) >= threshold / 2)):
             excluded.append(index)
             scan = index + 1
