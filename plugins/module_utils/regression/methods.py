@@ -140,9 +140,9 @@ def resolve_options(name, options=None):
     import pydantic
 
     method = get_method(name)
-    model = method.options_model()
     if not options:
         return method.defaults()
+    model = method.options_model()
     unknown = sorted(set(options or {}) - set(model.model_fields))
     if unknown:
         raise RegressionError("regression method %s has no option %s; its options: %s"
