@@ -131,8 +131,8 @@ sanity: setup
 integration: setup-test
 	$(BIN)/python -m pytest tests/integration -q
 
-# mutation testing of the core modules (tools/mutation.py; about an hour on 2 cores from nothing, less
-# when .mutation/ is kept: only the functions changed since are mutated again); not part of make test
+# mutation testing of the core modules (tools/mutation.py; one kept stage per module in .mutation/: a later
+# run re-tests the survivors and the functions changed since); not part of make test
 mutation: setup
 	$(BIN)/python tools/mutation.py
 
