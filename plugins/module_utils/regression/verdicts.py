@@ -64,6 +64,11 @@ def effective_settings(section, workload_regression):
     return settings
 
 
+def _with_article(verdict):
+    """"a regression", "an improvement": the verdict as the subject of a sentence of evidence."""
+    return ("an " if verdict[0] in "aeiou" else "a ") + verdict
+
+
 def direction_verdict(relative_change, higher_is_better):
     if relative_change == 0:
         return "no_change"
@@ -123,8 +128,8 @@ def _short_history(values, current, higher_is_better, threshold, max_pvalue, evi
     shown = "%+.1f %%" % (100 * change) if math.isfinite(change) else "%+g (from 0)" % evidence["absolute_change"]
     if len(values) < 2:
         evidence.update(inconclusive_reason="short_history", runs_needed=2, leaning=direction,
-                        why="a %s of %s against 1 history point, whose spread is unknown: at least 2 more runs "
-                            "would decide it" % (direction, shown))
+                        why="%s of %s against 1 history point, whose spread is unknown: at least 2 more runs "
+                            "would decide it" % (_with_article(direction), shown))
         return "inconclusive", evidence
     if evidence["pvalue"] <= max_pvalue:
         return direction, evidence
@@ -135,8 +140,8 @@ def _short_history(values, current, higher_is_better, threshold, max_pvalue, evi
     else:
         decide = "about %d more run(s) at this spread would decide it" % more
     evidence.update(inconclusive_reason="noise", runs_needed=more, leaning=direction,
-                    why="a %s of %s is within the spread of %d history points (p = %.3g > %g): %s"
-                        % (direction, shown, len(values), evidence["pvalue"], max_pvalue, decide))
+                    why="%s of %s is within the spread of %d history points (p = %.3g > %g): %s"
+                        % (_with_article(direction), shown, len(values), evidence["pvalue"], max_pvalue, decide))
     return "inconclusive", evidence
 
 
@@ -319,8 +324,8 @@ def within_run_spread(verdict, evidence):
             or not math.isfinite(change) or abs(change) > spread:
         return verdict
     evidence.update(inconclusive_reason="run_spread", runs_needed=None, leaning=verdict,
-                    why="a %s of %+.1f %% within this run's own repetition spread (%.3f): a quieter run would "
-                        "decide it" % (verdict, 100 * change, spread))
+                    why="%s of %+.1f %% within this run's own repetition spread (%.3f): a quieter run would "
+                        "decide it" % (_with_article(verdict), 100 * change, spread))
     return "inconclusive"
 
 
