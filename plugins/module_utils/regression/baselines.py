@@ -50,17 +50,11 @@ class Split:
     runs in it), ``left_out`` ({"noisy": n, "forgotten": n}) and ``noisy_history`` (noisy runs seen)."""
 
     def __init__(self, history, forgotten, policy, needed):
-        self.left_out = {"noisy": 0, "forgotten": 0}
-        kept = []
-        for document in history:
-            if document.get("run_id") in forgotten:
-                self.left_out["forgotten"] += 1
-            else:
-                kept.append(document)
+        kept = [document for document in history if document.get("run_id") not in forgotten]
         self.noisy_history = sum(1 for document in kept if document.get("noisy"))
         with_noisy = self.noisy_history > 0 and POLICIES[policy](len(kept) - self.noisy_history,
                                                                  self.noisy_history, needed)
         # the store's order (oldest first) is kept
         self.baseline = [document for document in kept if with_noisy or not document.get("noisy")]
         self.noisy_points = self.noisy_history if with_noisy else 0
-        self.left_out["noisy"] = self.noisy_history - self.noisy_points
+        self.left_out = {"noisy": self.noisy_history - self.noisy_points, "forgotten": len(history) - len(kept)}
