@@ -100,6 +100,11 @@ def write_stage(label, fresh=False):
             json.dump({"files": files, "tests": tests}, handle)
     else:
         retest_undecided(label)
+        # which tests reach which function is traced again (one run of the module's tests): mutmut's kept
+        # trace does not know the functions added since, and would call their mutants reached by no test
+        stats = os.path.join(stage, "mutants", "mutmut-stats.json")
+        if os.path.exists(stats):
+            os.remove(stats)
     lines = ["[mutmut]", "source_paths="] + ["    %s/plugins" % PACKAGE] + \
         ["    %s/%s" % (PACKAGE, data) for data in DATA if os.path.exists(os.path.join(REPO, data))]
     lines += ["only_mutate="] + ["    %s" % f for f in files]
