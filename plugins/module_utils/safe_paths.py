@@ -106,11 +106,8 @@ def check_names(root, names, what="name"):
 
 def _existing_file_above(root, directory):
     """The first existing non-directory on the way from ``root`` down to ``directory``, if any."""
-    relative = os.path.relpath(directory, root)
-    if relative == ".":
-        return None
     path = root
-    for segment in relative.split(os.sep):
+    for segment in os.path.relpath(directory, root).split(os.sep):   # "." for root itself: a directory
         path = os.path.join(path, segment)
         if not os.path.lexists(path):
             return None

@@ -139,3 +139,89 @@ def test_many_non_file_members_are_one_line(tmp_path):
     with pytest.raises(safe_paths.UnsafeName, match="^%d archive member\\(s\\) refused: .* and 2 more; expected regular "
                        "files only; nothing was written$" % (safe_paths.SHOWN + 2)):
         safe_paths.check_tar_members(str(tmp_path), members)
+
+
+@pytest.mark.parametrize("name,problem", [
+    (7, "not text"), (b"a", "not text"), ("", "empty"), ("a\x00b", "holds a NUL"), ("a\\b", "holds a backslash"),
+    ("/etc/passwd", "absolute"), ("C:/x", "has a drive prefix"), ("a//b", "has an empty segment"),
+    ("a/./b", "has a '.' segment"), ("a/..", "has a '..' segment"), ("x" * 4097, "longer than 4096 characters"),
+])
+def test_each_problem_is_said_in_its_own_words(name, problem):
+    assert safe_paths.name_problem(name) == problem
+
+
+def test_the_refusal_lists_each_name_with_its_problem_in_name_order(tmp_path):
+    root = str(tmp_path)
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_names(root, ["ok", "/b", "../a"])
+    assert str(refused.value) == ("2 name(s) refused: '../a' (has a '..' segment), '/b' (absolute); expected relative "
+                                  "names of files inside %s; nothing was written" % root)
+
+
+def test_a_name_is_shown_whole_up_to_80_characters_of_its_repr():
+    assert safe_paths._shown("x" * 78) == repr("x" * 78)                 # 80 characters with its quotes
+    assert safe_paths._shown("x" * 79) == repr("x" * 79)[:77] + "..."    # 81: cut to 80
+    assert len(safe_paths._shown("x" * 79)) == 80
+
+
+def test_a_file_named_by_the_set_is_the_nearest_directory_another_name_needs(tmp_path):
+    root = str(tmp_path)
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_names(root, ["a/b", "a/b/c/d"], "member")
+    assert str(refused.value) == ("1 member(s) refused: 'a/b/c/d' (needs 'a/b' as a directory, another member names it as "
+                                  "a file); expected relative names of files inside %s; nothing was written" % root)
+    with pytest.raises(safe_paths.UnsafeName, match=r"'a/b/c/d' \(needs 'a/b/c' as a directory"):
+        safe_paths.check_names(root, ["a/b/c", "a/b/c/d"], "member")
+
+
+@pytest.mark.parametrize("working_directory", ["/", "d"])
+def test_an_existing_file_deeper_up_the_path_blocks_the_name_whatever_the_working_directory(tmp_path, monkeypatch,
+                                                                                            working_directory):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_text("x")
+    monkeypatch.chdir(str(tmp_path / working_directory))
+    with pytest.raises(safe_paths.UnsafeName, match=r"'d/f/x/y' \(needs d/f as a directory, it is a file there\)"):
+        safe_paths.check_names(str(tmp_path), ["d/f/x/y"])
+    assert safe_paths._existing_file_above(str(tmp_path), str(tmp_path)) is None
+    assert safe_paths._existing_file_above(str(tmp_path), str(tmp_path / "d" / "new" / "deeper")) is None
+
+
+def test_a_refused_tar_member_is_said_in_one_exact_line(tmp_path):
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_tar_members(str(tmp_path), tar_of(("d", tarfile.DIRTYPE), ("f", tarfile.REGTYPE)).getmembers())
+    assert str(refused.value) == ("1 archive member(s) refused: 'd' (a directory, not a regular file); expected regular "
+                                  "files only; nothing was written")
+    members = tar_of(*[("d%d" % i, tarfile.DIRTYPE) for i in range(safe_paths.SHOWN)]).getmembers()
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_tar_members(str(tmp_path), members)
+    assert str(refused.value) == ("3 archive member(s) refused: 'd0' (a directory, not a regular file), 'd1' (a "
+                                  "directory, not a regular file), 'd2' (a directory, not a regular file); expected "
+                                  "regular files only; nothing was written")
+
+
+def test_the_member_named_twice_is_the_one_refused(tmp_path):
+    members = tar_of(("a", tarfile.REGTYPE), ("b", tarfile.REGTYPE), ("b", tarfile.REGTYPE)).getmembers()
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_tar_members(str(tmp_path), members, "layer file")
+    assert str(refused.value) == "layer file 'b' appears more than once; nothing was written"
+
+
+def test_tar_members_and_written_files_are_called_archive_members_by_default(tmp_path):
+    root = str(tmp_path)
+    expected = ("1 archive member(s) refused: 'p/' (has an empty segment); expected relative names of files inside %s; "
+                "nothing was written" % root)
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.check_tar_members(root, tar_of(("p/", tarfile.REGTYPE)).getmembers())
+    assert str(refused.value) == expected
+    with pytest.raises(safe_paths.UnsafeName) as refused:
+        safe_paths.write_files(root, {"p/": b"x"})
+    assert str(refused.value) == expected
+    assert os.listdir(root) == []
+
+
+def test_a_member_of_an_unknown_type_is_a_special_file(tmp_path):
+    member = tarfile.TarInfo("odd")
+    member.type = b"Z"
+    assert safe_paths._member_type(member) == "special file"
+    with pytest.raises(safe_paths.UnsafeName, match=r"'odd' \(a special file, not a regular file\)"):
+        safe_paths.check_tar_members(str(tmp_path), [member])
