@@ -44,35 +44,36 @@ except ImportError:  # run by path as the keeper (only the standard library is i
         """The run directory is held by another run."""
 
 
-def process_start_time(pid):
-    """The start time of a process (clock ticks since boot), to tell a pid from a reused one."""
+def stat_fields(pid, proc):
+    """The fields of ``<proc>/<pid>/stat`` after the command name (the state, the parent pid, ...), or
+    ``[]`` when the process is gone or its stat cannot be read."""
     try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
+        with open("%s/%d/stat" % (proc, pid), encoding="ascii", errors="replace") as handle:
             stat = handle.read()
     except OSError:
-        return None
+        return []
     # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-    fields = stat[stat.rfind(")") + 2:].split()
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def process_start_time(pid, proc="/proc"):
+    """The start time of a process (clock ticks since boot, field 22), to tell a pid from a reused one."""
+    fields = stat_fields(pid, proc)
     return int(fields[19]) if len(fields) > 19 else None
 
 
-def parent_pid(pid):
-    """The parent of a process, or None when it cannot be read."""
-    try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2:].split()
+def parent_pid(pid, proc="/proc"):
+    """The parent of a process (field 4), or None when it cannot be read."""
+    fields = stat_fields(pid, proc)
     return int(fields[1]) if len(fields) > 1 else None
 
 
-def is_ancestor(ancestor, pid):
+def is_ancestor(ancestor, pid, proc="/proc"):
     """Whether ``ancestor`` started ``pid`` (directly or through other processes)."""
     seen = set()
     while pid and pid not in seen and pid > 1:
         seen.add(pid)
-        pid = parent_pid(pid)
+        pid = parent_pid(pid, proc)
         if pid == ancestor:
             return True
     return False
@@ -92,11 +93,10 @@ def is_alive(pid, start_time=None):
 
 def _read_holder(handle):
     handle.seek(0)
-    text = handle.read()
     try:
-        holder = json.loads(text) if text.strip() else None
-    except ValueError:
-        holder = None
+        holder = json.loads(handle.read())
+    except ValueError:    # empty, or not JSON
+        return None
     return holder if isinstance(holder, dict) else None
 
 
@@ -152,7 +152,7 @@ def acquire(run_root, controller_pid, python=None):
              str(start_time)],
             pass_fds=(handle.fileno(),), env={"PERFSCALE_LOCK_FD": str(handle.fileno())},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True)
+            start_new_session=True)   # and only the locked file's descriptor: pass_fds closes the others
         mine["keeper"] = keeper.pid
         return RunLock(path, mine, taken_over=stale)
     finally:
