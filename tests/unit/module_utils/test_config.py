@@ -1,3 +1,4 @@
+import copy
 import json
 import os
 
@@ -344,3 +345,365 @@ def test_the_document_selects_its_presets_by_names_then_name():
     assert cfg.parse_preset_names(None) == [] and cfg.parse_preset_names(" a ,, b ") == ["a", "b"]
     with pytest.raises(errors.ConfigError, match="^preset: expected preset names \\(strings\\), got 3$"):
         cfg.parse_preset_names(["a", 3])
+
+
+# --------------------------------------------------------------------------
+# reading documents: exact messages, encodings, YAML corner cases
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_an_unreadable_file_is_one_line_with_the_os_reason(tmp_path):
+    missing = str(tmp_path / "absent.yaml")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_config_document(missing)
+    assert str(refused.value) == "config file %s: cannot be read: No such file or directory" % missing
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_overrides_file(str(tmp_path))
+    assert str(refused.value) == "overrides file %s: cannot be read: Is a directory" % tmp_path
+
+
+def test_a_document_is_read_as_utf8_whatever_the_locale(tmp_path):
+    import locale
+
+    path = tmp_path / "utf8.yaml"
+    path.write_bytes("tests:\n  label: \"caf\u00e9 \u2713\"\n".encode("utf-8"))
+    previous = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # an ASCII locale, as in a bare container
+    try:
+        document = cfg.load_config_document(str(path))
+    finally:
+        locale.setlocale(locale.LC_CTYPE, previous)
+    assert document["tests"]["label"] == "caf\u00e9 \u2713"
+
+
+def test_a_document_that_is_not_a_mapping_names_its_kind_exactly(tmp_path):
+    path = _write(tmp_path, "scalar.yaml", "just text\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_config_document(path)
+    assert str(refused.value) == "config file %s: expected a YAML mapping of sections, got str" % path
+
+
+def test_the_presets_section_must_be_a_mapping_and_may_be_empty(tmp_path):
+    path = _write(tmp_path, "bad.yaml", "tests: {a: 1}\nci_presets: [fast]\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_config_document(path)
+    assert str(refused.value) == "config file %s: 'ci_presets' must be a mapping of preset names" % path
+    path = _write(tmp_path, "null.yaml", "tests: {a: 1}\nci_presets:\n")
+    assert cfg.load_config_document(path) == {"tests": {"a": 1}, "ci_presets": {}}
+    # a document without presets is returned as written
+    path = _write(tmp_path, "none.yaml", "tests: {a: 1}\n")
+    assert cfg.load_config_document(path) == {"tests": {"a": 1}}
+    assert cfg.resolve_config(path).config == {"tests": {"a": 1}}
+
+
+def test_a_self_referencing_anchor_is_refused_as_too_deep_naming_the_key():
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("a: &x {b: *x}\n", "src")
+    # the path shown is cut after 8 parts
+    assert str(refused.value) == "src: key a.b.b.b.b.b.b.b...: nested deeper than 64 levels; expected at most 64"
+
+
+def test_an_unhashable_key_is_a_yaml_error_and_does_not_hide_a_later_duplicate():
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("? [1]\n: a\n", "src")
+    assert str(refused.value) == "src: line 1, column 3: found unhashable key"
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("? [1]\n: a\nx: 1\nx: 2\n", "src")
+    assert str(refused.value) == "src: line 4, column 1: key 'x' defined twice (first on line 3)"
+
+
+def test_a_yaml_error_names_where_the_problem_is_not_where_its_context_starts():
+    # the flow sequence opens on line 1; the missing ']' is found on line 2
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("a: [1\n", "src")
+    assert str(refused.value) == "src: line 2, column 1: did not find expected ',' or ']'"
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("--- a\n--- b\n", "src")
+    assert str(refused.value) == "src: line 2, column 1: but found another document"
+
+
+@pytest.mark.parametrize("error,message", [
+    ("marked", "src: unknown position: malformed YAML"),
+    ("context", "src: unknown position: while reading"),
+    ("plain", "src: malformed YAML: bad news on two lines"),
+])
+def test_a_yaml_error_without_position_or_text_is_still_one_line(monkeypatch, error, message):
+    import yaml
+
+    raised = {
+        "marked": yaml.MarkedYAMLError(),
+        "context": yaml.MarkedYAMLError(context="while reading"),
+        "plain": yaml.YAMLError("bad news\n   on two lines"),
+    }[error]
+
+    def load(*_args, **_kwargs):
+        raise raised
+
+    monkeypatch.setattr(yaml, "load", load)
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_yaml_text("a: 1\n", "src")
+    assert str(refused.value) == message
+
+
+def test_the_default_document_sits_in_the_collection_config_directory():
+    assert cfg.default_config_path("/opt/collection") == "/opt/collection/config/config.yaml"
+
+
+# --------------------------------------------------------------------------
+# renamed sections (matbench -> postprocess)
+
+
+def test_a_renamed_section_moves_in_place_with_one_warning(tmp_path):
+    path = _write(tmp_path, "old.yaml", "tests: {a: 1}\nmatbench: {workload: w}\nexport: {b: 2}\n")
+    warnings = []
+    document = cfg.load_config_document(path, warnings)
+    assert document == {"tests": {"a": 1}, "postprocess": {"workload": "w"}, "export": {"b": 2}}
+    assert list(document) == ["tests", "postprocess", "export"]
+    assert warnings == ["config file %s: section 'matbench' is deprecated, renamed 'postprocess' "
+                        "(the old name is accepted for one release)" % path]
+    resolved = cfg.resolve_config(path)
+    assert resolved.config == {"tests": {"a": 1}, "postprocess": {"workload": "w"}, "export": {"b": 2}}
+    assert resolved.warnings == warnings
+    assert resolved.source == path
+
+
+def test_a_document_with_both_names_of_a_section_is_refused(tmp_path):
+    path = _write(tmp_path, "both.yaml", "matbench: {}\npostprocess: {}\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_config_document(path)
+    assert str(refused.value) == ("config file %s: has both 'matbench' and its new name 'postprocess'; keep 'postprocess' only"
+                                  % path)
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config({"matbench": {}, "postprocess": {}})
+    assert str(refused.value) == "<memory>: has both 'matbench' and its new name 'postprocess'; keep 'postprocess' only"
+
+
+def test_every_renamed_section_of_the_table_is_moved(monkeypatch):
+    monkeypatch.setattr(cfg, "RENAMED_SECTIONS", {"older": "newer", "matbench": "postprocess"})
+    warnings = []
+    document = cfg.migrate_renamed_sections({"matbench": {"x": 1}}, "src", warnings)
+    assert document == {"postprocess": {"x": 1}}
+    assert warnings == ["src: section 'matbench' is deprecated, renamed 'postprocess' (the old name is accepted for one release)"]
+
+
+def test_dotted_keys_under_a_renamed_section_get_the_new_name_once_warned():
+    warnings = []
+    mapping = {"matbench": 1, "matbench.a.b": 2, "matbenchx.c": 3, "tests.matbench": 4, 7: 5}
+    assert cfg.migrate_renamed_keys(mapping, "src", warnings) == {
+        "postprocess": 1, "postprocess.a.b": 2, "matbenchx.c": 3, "tests.matbench": 4, 7: 5}
+    expected = ["src: key 'matbench' is deprecated, use 'postprocess'", "src: key 'matbench.a.b' is deprecated, use 'postprocess.a.b'"]
+    assert warnings == expected
+    cfg.migrate_renamed_keys(mapping, "src", warnings)
+    assert warnings == expected  # the same warning is given once
+    assert cfg.migrate_renamed_keys({"matbench.a": 1}, "src") == {"postprocess.a": 1}  # no list to warn into
+
+
+def _old_style_document():
+    return {"tests": {"t": 1}, "matbench": {"workload": "w", "n": 0},
+            "ci_presets": {"p": {"matbench.workload": "v"}, "q": {"tests.t": 2}, "notes": "text"}}
+
+
+def test_presets_overrides_and_inventory_may_use_the_old_section_name(tmp_path):
+    document = _old_style_document()
+    pristine = copy.deepcopy(document)
+    path = _write(tmp_path, "o.yaml", "matbench.n: 3\n")
+    resolved = cfg.resolve_config(document, presets="p", overrides={"matbench.n": 4}, overrides_file=path, source="mine",
+                                  inventory_overrides={"matbench.n": 2})
+    assert resolved.config == {"tests": {"t": 1}, "postprocess": {"workload": "v", "n": 4}}
+    assert resolved.warnings == [
+        "mine: section 'matbench' is deprecated, renamed 'postprocess' (the old name is accepted for one release)",
+        "preset 'p': key 'matbench.workload' is deprecated, use 'postprocess.workload'",
+        "perfscale_overrides: key 'matbench.n' is deprecated, use 'postprocess.n'",
+        "overrides file %s: key 'matbench.n' is deprecated, use 'postprocess.n'" % path,
+        "overrides: key 'matbench.n' is deprecated, use 'postprocess.n'",
+    ]
+    assert resolved.overrides == {"postprocess.n": 4}
+    assert resolved.inventory == {"presets": [], "overrides": {"postprocess.n": 2}}
+    assert resolved.source == "mine"
+    # nothing is modified in place, not even the presets of the caller's document
+    assert document == pristine
+
+
+# --------------------------------------------------------------------------
+# inventory presets and overrides (steps 2 and 3 of docs/configuration.md)
+
+
+def test_inventory_presets_and_overrides_come_between_the_document_and_the_command_line():
+    document = {"tests": {"a": 0, "b": 0, "c": 0},
+                "ci_presets": {"name": "doc", "doc": {"tests.a": 1, "tests.b": 1, "tests.c": 1},
+                               "lab": {"tests.a": 2, "tests.b": 2}, "cli": {"tests.a": 4}}}
+    resolved = cfg.resolve_config(document, presets="cli", inventory_presets="lab", inventory_overrides={"tests.b": 3})
+    assert resolved.presets_applied == ["doc", "lab", "cli"]
+    assert resolved.config == {"tests": {"a": 4, "b": 3, "c": 1}}
+    assert resolved.inventory == {"presets": ["lab"], "overrides": {"tests.b": 3}}
+    assert resolved.overrides == {}
+    assert resolved.warnings == []
+    assert resolved.source == "<memory>"
+    # an inventory override wins over an inventory preset, a command-line preset over both
+    later = cfg.resolve_config(document, presets=["lab"], inventory_presets=["cli"], inventory_overrides='{"tests.a": 9}')
+    assert later.config["tests"]["a"] == 2
+    assert later.inventory == {"presets": ["cli"], "overrides": {"tests.a": 9}}
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"inventory_presets": ["lab", 3]}, "perfscale_presets: expected preset names (strings), got 3"),
+    ({"inventory_presets": "nope"}, "unknown preset 'nope'; known presets: lab"),
+    ({"inventory_overrides": "[1]"}, "perfscale_overrides: expected a mapping of dotted keys to values, got list"),
+    ({"inventory_overrides": {"ci_presets.lab": {}}}, "perfscale_overrides (inventory): cannot modify the 'ci_presets' section"),
+    ({"inventory_overrides": {"tests.zzzzzzzzzz": 1}},
+     "perfscale_overrides (inventory): key 'tests.zzzzzzzzzz' does not exist in the configuration (presets and overrides cannot "
+     "create keys); no similar key exists"),
+])
+def test_inventory_mistakes_name_the_inventory_variable(kwargs, message):
+    document = {"tests": {"a": 0}, "ci_presets": {"lab": {"tests.a": 2}}}
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config(document, **kwargs)
+    assert str(refused.value) == message
+
+
+def test_a_result_built_without_inventory_or_warnings_has_empty_ones():
+    resolved = cfg.ResolvedConfig({"a": 1}, ["p"], "src", {"a": 1})
+    assert resolved.inventory == {"presets": [], "overrides": {}}
+    assert resolved.warnings == []
+    assert (resolved.config, resolved.presets_applied, resolved.source, resolved.overrides) == ({"a": 1}, ["p"], "src", {"a": 1})
+
+
+# --------------------------------------------------------------------------
+# presets: exact messages and forms
+
+
+def _preset_document(**presets):
+    return {"tests": {"a": 1, "b": 2}, "ci_presets": dict({"one": {"tests.a": 5}}, **presets)}
+
+
+def test_a_null_preset_is_an_empty_one_and_extends_may_be_a_single_name():
+    document = _preset_document(nothing=None, single={"extends": "one", "tests.b": 3})
+    resolved = cfg.resolve_config(document, presets="nothing")
+    assert resolved.presets_applied == ["nothing"] and resolved.config == {"tests": {"a": 1, "b": 2}}
+    resolved = cfg.resolve_config(document, presets="single")
+    assert resolved.presets_applied == ["one", "single"] and resolved.config == {"tests": {"a": 5, "b": 3}}
+
+
+@pytest.mark.parametrize("preset,message", [
+    ([1], "preset 'bad': expected a mapping of dotted keys to values, got list"),
+    ("tests.a", "preset 'bad': expected a mapping of dotted keys to values, got str"),
+    ({"extends": 3}, "preset 'bad': 'extends' must be a preset name or a list of names"),
+    ({"extends": ["one", 2]}, "preset 'bad': 'extends' must be a preset name or a list of names"),
+    ({"extends": {"one": None}}, "preset 'bad': 'extends' must be a preset name or a list of names"),
+    ({"ci_presets.one": {}}, "preset 'bad': cannot modify the 'ci_presets' section"),
+    ({"ci_presets": {}}, "preset 'bad': cannot modify the 'ci_presets' section"),
+    ({"extends": ["nope"]}, "preset 'bad' extends unknown preset 'nope'; known presets: bad, one"),
+    ({"extends": ["one", "onw"]}, "preset 'bad' extends unknown preset 'onw' (did you mean 'one'?); known presets: bad, one"),
+])
+def test_a_malformed_preset_is_one_line_naming_it(preset, message):
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config(_preset_document(bad=preset), presets="bad")
+    assert str(refused.value) == message
+
+
+def test_an_unknown_preset_message_in_full():
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config(PRESETS, presets="fsat")
+    assert str(refused.value) == ("unknown preset 'fsat' (did you mean 'fast'?); known presets: base, diamond, empty, fast, new_key, "
+                                  "override_after_extends, replace_harness, scalar_parent")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config({"tests": {"a": 1}}, presets="fast")
+    assert str(refused.value) == "unknown preset 'fast'; known presets: (none)"
+
+
+def test_presets_are_listed_in_the_order_the_document_gives_them():
+    assert cfg.known_presets_in_order(PRESETS) == ["base", "fast", "override_after_extends", "replace_harness", "diamond",
+                                                   "new_key", "scalar_parent", "empty"]
+    assert cfg.known_presets_in_order({"ci_presets": {"z": {}, "name": "z", "a": {}}}) == ["z", "a"]
+    assert cfg.known_presets_in_order({"tests": {}}) == [] and cfg.known_presets_in_order({"ci_presets": None}) == []
+    assert cfg.known_presets({"ci_presets": {"z": {}, "names": ["z"], "a": {}}}) == ["a", "z"]
+
+
+@pytest.mark.parametrize("presets,message", [
+    ({"names": [3]}, "ci_presets.names: expected preset names (strings), got 3"),
+    ({"names": 3}, "ci_presets.names: expected a name or a comma-separated list of names, got 3"),
+    ({"name": 3}, "ci_presets.name: expected one preset name, got int"),
+])
+def test_a_malformed_selection_in_the_document_names_its_key(presets, message):
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.document_preset_selection({"ci_presets": presets})
+    assert str(refused.value) == message
+
+
+def test_preset_names_accept_a_tuple_and_refuse_other_kinds_exactly():
+    assert cfg.parse_preset_names(("a", "b,c")) == ["a", "b", "c"]
+    assert cfg.parse_preset_names("") == []
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_preset_names({"a": 1}, source="perfscale_presets")
+    assert str(refused.value) == "perfscale_presets: expected a name or a comma-separated list of names, got {'a': 1}"
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_preset_names(3)
+    assert str(refused.value) == "preset: expected a name or a comma-separated list of names, got 3"
+
+
+# --------------------------------------------------------------------------
+# overrides: exact messages
+
+
+@pytest.mark.parametrize("value", [None, "", "null", "~", "# only a comment\n", {}])
+def test_empty_overrides_are_no_overrides(value):
+    assert cfg.parse_overrides(value) == {}
+
+
+def test_overrides_mistakes_are_one_line_naming_their_source(tmp_path):
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.parse_overrides("- 1\n")
+    assert str(refused.value) == "overrides: expected a mapping of dotted keys to values, got list"
+    path = _write(tmp_path, "o.yaml", "- tests.a\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.load_overrides_file(path)
+    assert str(refused.value) == "overrides file %s: expected a mapping of dotted keys to values, got list" % path
+    path = _write(tmp_path, "p.yaml", "ci_presets: {}\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config({"tests": {"a": 1}}, overrides_file=path)
+    assert str(refused.value) == "overrides file %s: cannot modify the 'ci_presets' section" % path
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config({"tests": {"a": 1}}, overrides={"ci_presets": {}})
+    assert str(refused.value) == "overrides: cannot modify the 'ci_presets' section"
+    path = _write(tmp_path, "k.yaml", "tests.zzzzzzzzzz: 1\n")
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.resolve_config({"tests": {"a": 1}}, overrides_file=path)
+    assert str(refused.value) == ("overrides file %s: key 'tests.zzzzzzzzzz' does not exist in the configuration (presets and overrides "
+                                  "cannot create keys); no similar key exists" % path)
+
+
+# --------------------------------------------------------------------------
+# closest keys
+
+
+def test_the_closest_keys_are_the_three_most_similar_best_first():
+    tree = {"s": {"alpha1": 1, "alpha12": 2, "alpha123": 3, "alpha1234": 4}}
+    # similarity to 's.alpha' is 14/15, 14/16, 14/17, 14/18
+    assert cfg.close_matches("s.alpha", tree) == ["s.alpha1", "s.alpha12", "s.alpha123"]
+    assert cfg.close_matches("s.alpha", tree, limit=1) == ["s.alpha1"]
+    with pytest.raises(errors.ConfigError) as refused:
+        cfg.set_dotted(tree, "s.alpha", 1)
+    assert str(refused.value) == ("override: key 's.alpha' does not exist in the configuration (presets and overrides cannot create "
+                                  "keys); closest existing keys: s.alpha1, s.alpha12, s.alpha123")
+
+
+def test_a_last_component_must_be_three_quarters_similar_to_be_suggested():
+    tree = {"q": {"abcde": 1}}
+    # 'abcdx' shares 4 of 5 letters (0.8), 'abcxy' 3 of 5 (0.6); the whole keys are far apart
+    assert cfg.close_matches("zzzzzzzzzz.abcdx", tree) == ["q.abcde"]
+    assert cfg.close_matches("zzzzzzzzzz.abcxy", tree) == []
+    # several leaves as close: the first ones of the document, up to the limit
+    leaves = {"s": {"abcd%d" % i: i for i in range(6)}}
+    assert cfg.close_matches("zzzzzzzzzz.abcd9", leaves, limit=2) == ["s.abcd0", "s.abcd1"]
+    assert cfg.close_matches("zzzzzzzzzz.abcd9", leaves) == ["s.abcd0", "s.abcd1", "s.abcd2"]
+
+
+def test_a_missing_leaf_under_an_existing_section_suggests_the_section_first():
+    tree = {"tests": {"benchmark": {"timeout": 1}}}
+    # as whole keys, 'tests.benchmark.x' is 30/32 like 'tests.benchmark' and 32/40 like its 'timeout'; the leaf 'x' is like nothing
+    assert cfg.close_matches("tests.benchmark.x", tree) == ["tests.benchmark", "tests.benchmark.timeout"]
