@@ -238,7 +238,7 @@ def set_dotted(tree, key, value, origin="override"):
                 % (origin, key, _describe_matches(close_matches(key, tree)))
             )
         if depth == len(parts) - 1:
-            node[part] = copy.deepcopy(value)
+            node[part] = unshared_copy(value)
         else:
             node = node[part]
 
@@ -369,6 +369,17 @@ class ResolvedConfig:
         self.warnings = warnings or []
 
 
+def unshared_copy(value):
+    """A copy of a configuration tree in which no mapping or list appears twice: a YAML alias (``*name``)
+    becomes a copy of its anchor, so a preset or an override that sets a key under one of them leaves
+    the other as written (``copy.deepcopy`` would keep them one object)."""
+    if isinstance(value, dict):
+        return {key: unshared_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unshared_copy(item) for item in value]
+    return copy.deepcopy(value)
+
+
 def resolve_config(document, presets=None, overrides=None, overrides_file=None, source="<memory>",
                    inventory_presets=None, inventory_overrides=None):
     """The effective configuration of a document, in this order (the later wins):
@@ -388,7 +399,7 @@ def resolve_config(document, presets=None, overrides=None, overrides_file=None, 
         document = load_config_document(document, warnings)
     else:
         document = migrate_renamed_sections(copy.deepcopy(document), source, warnings)
-    config = copy.deepcopy({k: v for k, v in document.items() if k != PRESETS_SECTION})
+    config = unshared_copy({k: v for k, v in document.items() if k != PRESETS_SECTION})
     applied = []
     for name in document_preset_selection(document):
         apply_preset(config, document, name, applied)

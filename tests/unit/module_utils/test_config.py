@@ -707,3 +707,23 @@ def test_a_missing_leaf_under_an_existing_section_suggests_the_section_first():
     tree = {"tests": {"benchmark": {"timeout": 1}}}
     # as whole keys, 'tests.benchmark.x' is 30/32 like 'tests.benchmark' and 32/40 like its 'timeout'; the leaf 'x' is like nothing
     assert cfg.close_matches("tests.benchmark.x", tree) == ["tests.benchmark", "tests.benchmark.timeout"]
+
+
+def test_an_override_under_a_yaml_alias_leaves_its_anchor_and_other_aliases_as_written():
+    document = cfg.parse_yaml_text(
+        "base: &base {replicas: 1, args: [a]}\n"
+        "tests: {small: *base, large: *base}\n"
+        "ci_presets:\n  bigger: {tests.large.replicas: 4, tests.large.args: [b]}\n", "config.yaml")
+    resolved = cfg.resolve_config(document, presets="bigger", overrides="tests.small.replicas: 2")
+    assert resolved.config["tests"] == {"small": {"replicas": 2, "args": ["a"]},
+                                        "large": {"replicas": 4, "args": ["b"]}}
+    assert resolved.config["base"] == {"replicas": 1, "args": ["a"]}
+    assert document["tests"]["small"] is document["base"]      # the caller's document is left as loaded
+
+
+def test_a_value_set_twice_from_one_anchor_is_two_values():
+    value = {"a": [1]}
+    tree = cfg.unshared_copy({"x": value, "y": value, "z": [value, value]})
+    assert tree == {"x": {"a": [1]}, "y": {"a": [1]}, "z": [{"a": [1]}, {"a": [1]}]}
+    parts = [tree["x"], tree["y"], tree["z"][0], tree["z"][1], value]
+    assert len({id(part) for part in parts}) == 5 and len({id(part["a"]) for part in parts}) == 5
