@@ -482,3 +482,48 @@ def test_the_keeper_holds_the_lock_while_its_controller_lives(tmp_path):
     assert not thread.is_alive() and not path.exists()
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+@pytest.mark.parametrize("left", ["", "other pid, same start"])
+def test_a_lock_held_by_another_pid_is_refused_whatever_its_start_time(tmp_path, monkeypatch, left):
+    """Only the holder's own pid with its own start time is the same run: an unreadable holder, or another pid that
+    happens to share the controller's start time (processes started in the same clock tick), is another run."""
+    monkeypatch.setattr(run_lock, "RELEASE_WAIT_S", 0.05)
+    mine, gone = controller(), controller()
+    gone.kill()
+    gone.wait()
+    path = tmp_path / run_lock.LOCK_FILE
+    keeper_fd = held(path)
+    holder = {"pid": gone.pid, "pid_start": run_lock.process_start_time(mine.pid), "host": "h", "started": "t"}
+    path.write_text(json.dumps(holder) if left else "")
+    try:
+        with pytest.raises(errors.RunLockError) as refused:
+            run_lock.acquire(str(tmp_path), mine.pid)
+        assert str(refused.value) == ("run directory %s is in use by another run (%s); wait for it to end or choose "
+                                      "another artifact_dir" % (tmp_path, "pid %d on h, started t" % gone.pid if left
+                                                                else "an unknown run"))
+    finally:
+        os.close(keeper_fd)
+        mine.kill()
+        mine.wait()
+
+
+def test_the_wait_for_a_release_lasts_until_the_deadline_itself(tmp_path, monkeypatch):
+    """An ended holder's keeper gets RELEASE_WAIT_S to let go: the flock is tried again at the deadline, not after."""
+    path = tmp_path / "lock"
+    keeper_fd = held(path)
+    dead = controller()
+    dead.kill()
+    dead.wait()
+    # the clock as the wait reads it: when it starts, then at each look after a refused flock
+    readings = iter([0.0, run_lock.RELEASE_WAIT_S / 2, run_lock.RELEASE_WAIT_S, run_lock.RELEASE_WAIT_S + run_lock.POLL_S])
+    monkeypatch.setattr(run_lock.time, "monotonic", lambda: next(readings))
+    slept = []
+    monkeypatch.setattr(run_lock.time, "sleep", slept.append)
+    try:
+        with open(str(path), "r+", encoding="utf-8") as handle:
+            assert run_lock._lock_now_or_after_release(handle, {"pid": dead.pid, "pid_start": 1}) is False
+        assert slept == [run_lock.POLL_S / 5] * 2
+        assert next(readings, "all read") == "all read"
+    finally:
+        os.close(keeper_fd)
