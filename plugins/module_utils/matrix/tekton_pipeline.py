@@ -104,8 +104,7 @@ def _task_params_and_matrix(points):
                 and len({encode(p.settings[n]) for p in points}) == 1]
     params = [{"name": SECTION_PARAM, "value": "$(params.%s)" % SECTION_PARAM}]
     params += [{"name": n, "value": encode(points[0].settings[n])} for n in constant]
-    if len(points) == 1:
-        params += [{"name": n, "value": encode(v)} for n, v in points[0].settings.items() if n not in constant]
+    if len(points) == 1:     # every setting of a single point is constant
         return params, None
     if len(points) > MAX_MATRIX_COMBINATIONS:
         raise MatrixError("a Tekton matrix task would fan out %d points (Tekton's limit: %d); use barrier:N, "
@@ -124,12 +123,11 @@ def _layout(points, policy, width):
     """Units of one group: ``(points, index of the unit it runs after or None)``."""
     if policy == "all":
         return [(points, [])]
-    if policy == "sequential":
-        return [([p], [i - 1] if i else []) for i, p in enumerate(points)]
     if policy == "barrier":
         batches = [points[i:i + width] for i in range(0, len(points), width)]
         return [(batch, [i - 1] if i else []) for i, batch in enumerate(batches)]
-    return [([p], [i - width] if i >= width else []) for i, p in enumerate(points)]   # sliding lanes
+    # sliding lanes; sequential is one lane (its width is 1)
+    return [([p], [i - width] if i >= width else []) for i, p in enumerate(points)]
 
 
 def pipeline_tasks(points, parallelism, unroll=()):

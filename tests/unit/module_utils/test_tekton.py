@@ -15,6 +15,7 @@ from kube_fixtures import REPO_ROOT as REPO  # also puts kubesim on the path
 from kubesim.controllers.tekton import fan_out
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import tekton_pipeline as tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
@@ -187,3 +188,178 @@ def test_the_pipelinerun_carries_the_matrix_own_deadline_not_tektons_hour(tmp_pa
     assert tekton.matrix_deadline_s(plan.section, len(plan.points)) == 6 * 900 + 60
     assert run["spec"]["timeouts"] == {"pipeline": "1h31m0s"}
     assert validation.validate_pipelinerun(run, validator=VALIDATOR) == []
+
+
+def _point(index, **settings):
+    return matrix_lib.Point(index, "p%d" % index, settings, None)
+
+
+def test_the_task_is_one_step_that_runs_its_point_with_the_collection_on_the_python_path():
+    settings = {"image": "quay.io/x/runner:1", "namespace": "bench", "resources": {"limits": {"cpu": "2"}}}
+    task = tekton.render_task(settings, ["size", "backend"], "/usr/bin/python3",
+                              "/opt/c/ansible_collections/perfscale/topsail/")
+    assert task == {
+        "apiVersion": "tekton.dev/v1", "kind": "Task",
+        "metadata": {"name": "perfscale-point", "namespace": "bench",
+                     "labels": {"app.kubernetes.io/managed-by": "perfscale.topsail"}},
+        "spec": {
+            "description": "One point of a perfscale.topsail benchmark matrix",
+            "params": [{"name": "section", "type": "string"}, {"name": "size", "type": "string", "default": ""},
+                       {"name": "backend", "type": "string", "default": ""}],
+            "results": [{"name": "exit-code", "type": "string", "description": "the point's exit code"}],
+            "steps": [{
+                "name": "point", "image": "quay.io/x/runner:1",
+                "command": ["/usr/bin/python3", "-P", "/opt/c/ansible_collections/perfscale/topsail/"
+                            "plugins/module_utils/executors/tekton_point.py"],
+                "args": ["--section", "$(params.section)", "--result", "$(results.exit-code.path)",
+                         "--set", "size=$(params.size)", "--set", "backend=$(params.backend)"],
+                "onError": "continue",
+                "env": [{"name": "PYTHONPATH", "value": "/opt/c"}],
+                "computeResources": {"limits": {"cpu": "2"}},
+            }],
+        },
+    }
+    assert task["metadata"]["labels"] is not tekton.LABELS
+
+
+@pytest.mark.parametrize("collection, python_path", [
+    ("/a/ansible_collections/x/ansible_collections/perfscale/topsail", "/a/ansible_collections/x"),   # the last one
+    ("/srv/perfscaleX/", None),                                 # not under ansible_collections: nothing to add
+])
+def test_the_python_path_is_the_root_above_the_last_ansible_collections(collection, python_path):
+    step = tekton.render_task({"image": "i", "namespace": "n"}, [], "python", collection)["spec"]["steps"][0]
+    assert step.get("env") == ([{"name": "PYTHONPATH", "value": python_path}] if python_path else None)
+    assert step["command"][2] == collection.rstrip("/") + "/plugins/module_utils/executors/tekton_point.py"
+    assert "computeResources" not in step
+
+
+def test_the_pipelinerun_embeds_the_pipeline_its_deadline_and_a_gather_task():
+    section = {"name": "Matmul Sweep!", "parallelism": "sequential", "timeout_s": 100, "b": 1, "a": 2}
+    points = [_point(0, size=1), _point(1, size=2)]
+    settings = {"image": "img", "namespace": "bench", "unroll": ["size"], "service_account": "runner"}
+    run = tekton.render_pipelinerun(section, points, settings)
+    tasks = run["spec"]["pipelineSpec"]["tasks"]
+    assert [t["name"] for t in tasks] == ["point-0", "point-1"]
+    assert run == {
+        "apiVersion": "tekton.dev/v1", "kind": "PipelineRun",
+        "metadata": {"generateName": "matmul-sweep-", "namespace": "bench",
+                     "labels": {"app.kubernetes.io/managed-by": "perfscale.topsail"}},
+        "spec": {
+            "params": [{"name": "section",
+                        "value": '{"a": 2, "b": 1, "name": "Matmul Sweep!", "parallelism": "sequential", "timeout_s": 100}'}],
+            "timeouts": {"pipeline": "4m20s"},        # 2 points x 100 s + 60 s
+            "pipelineSpec": {
+                "description": "perfscale.topsail matrix Matmul Sweep!: 2 point(s), parallelism sequential, unroll size",
+                "params": [{"name": "section", "type": "string"}],
+                "tasks": tasks,
+                "finally": [{
+                    "name": "gather",
+                    "params": [{"name": "statuses", "value": '{"point-0": "$(tasks.point-0.status)", '
+                                                             '"point-1": "$(tasks.point-1.status)"}'}],
+                    "taskSpec": {
+                        "params": [{"name": "statuses", "type": "string"}],
+                        "steps": [{"name": "gather", "image": "img",
+                                   "command": ["python3", "-c", "import sys; print(sys.argv[1])",
+                                               "$(params.statuses)"]}],
+                    },
+                }],
+            },
+            "taskRunTemplate": {"serviceAccountName": "runner"},
+        },
+    }
+    assert run["metadata"]["labels"] is not tekton.LABELS
+
+
+def test_without_unroll_or_service_account_the_pipelinerun_says_neither():
+    section = {"name": "!!!", "parallelism": "all"}
+    settings = {"image": "i", "namespace": "n", "parallelism": "sequential"}
+    run = tekton.render_pipelinerun(section, [_point(0, size=1)], settings)
+    assert run["metadata"]["generateName"] == "matrix-"      # nothing left of the name: the fallback
+    assert run["spec"]["pipelineSpec"]["description"] == "perfscale.topsail matrix !!!: 1 point(s), parallelism sequential"
+    assert "taskRunTemplate" not in run["spec"]
+    assert run["spec"]["timeouts"] == {"pipeline": "11m0s"}   # the default timeout_s 600 for one point, + 60 s
+    long_name = tekton.render_pipelinerun({"name": "x" * 50, "parallelism": "all"}, [_point(0)],
+                                          {"image": "i", "namespace": "n"})
+    assert long_name["metadata"]["generateName"] == "x" * 40 + "-"
+
+
+@pytest.mark.parametrize("seconds, count, deadline", [(None, 3, 1860.0), (10, 0, 70.0), (10, 2, 80.0), (2.5, 4, 70.0)])
+def test_the_matrix_deadline_is_every_point_in_turn_plus_a_margin(seconds, count, deadline):
+    section = {} if seconds is None else {"timeout_s": seconds}
+    assert tekton.matrix_deadline_s(section, count) == deadline
+
+
+SECTION_ARG = {"name": "section", "value": "$(params.section)"}
+REF = {"name": "perfscale-point"}
+
+
+def test_sequential_points_are_one_task_each_after_the_previous_with_their_values_as_json():
+    points = [_point(0, size=1, backend="numpy"), _point(1, size=2, backend="numpy")]
+    assert tekton.pipeline_tasks(points, "sequential") == [
+        {"name": "point-0", "taskRef": REF,
+         "params": [SECTION_ARG, {"name": "size", "value": "1"}, {"name": "backend", "value": '"numpy"'}]},
+        {"name": "point-1", "taskRef": REF, "runAfter": ["point-0"],
+         "params": [SECTION_ARG, {"name": "size", "value": "2"}, {"name": "backend", "value": '"numpy"'}]},
+    ]
+
+
+def test_barrier_batches_are_matrix_tasks_of_their_product_after_the_previous_batch():
+    points = [_point(0, size=1, backend="numpy"), _point(1, size=2, backend="numpy"), _point(2, size=3, backend="numpy")]
+    assert tekton.pipeline_tasks(points, "barrier:2") == [
+        {"name": "group-0-batch-0", "taskRef": REF, "params": [SECTION_ARG, {"name": "backend", "value": '"numpy"'}],
+         "matrix": {"params": [{"name": "size", "value": ["1", "2"]}]}},
+        {"name": "point-2", "taskRef": REF, "runAfter": ["group-0-batch-0"],
+         "params": [SECTION_ARG, {"name": "size", "value": "3"}, {"name": "backend", "value": '"numpy"'}]},
+    ]
+
+
+def test_points_that_are_not_a_product_fan_out_as_named_combinations():
+    points = [_point(0, size=1, backend="numpy"), _point(1, size=2, backend="torch")]   # 2 of the 4 combinations
+    assert tekton.pipeline_tasks(points, "all") == [
+        {"name": "group-0", "taskRef": REF, "params": [SECTION_ARG], "matrix": {"include": [
+            {"name": "point-0", "params": [{"name": "size", "value": "1"}, {"name": "backend", "value": '"numpy"'}]},
+            {"name": "point-1", "params": [{"name": "size", "value": "2"}, {"name": "backend", "value": '"torch"'}]},
+        ]}},
+    ]
+
+
+def test_unrolled_groups_run_in_turn_each_named_by_its_values_and_sliding_lanes_follow_their_own():
+    points = [_point(i, size=i, backend=backend) for i, backend in enumerate(["numpy", "numpy", "numpy", "torch"])]
+    tasks = tekton.pipeline_tasks(points, "sliding:2", unroll=["backend"])
+    assert [(t["name"], t.get("runAfter"), t["displayName"]) for t in tasks] == [
+        ("point-0", None, 'backend="numpy"'), ("point-1", None, 'backend="numpy"'),
+        ("point-2", ["point-0"], 'backend="numpy"'),
+        ("point-3", ["point-1", "point-2"], 'backend="torch"'),     # after the first group's last of each lane
+    ]
+    two = tekton.pipeline_tasks(points, "all", unroll=["backend", "size"])
+    assert two[0]["displayName"] == 'backend="numpy", size=0'
+    run = tekton.render_pipelinerun({"name": "m", "parallelism": "all"}, points,
+                                    {"image": "i", "namespace": "n", "unroll": ["backend", "size"]})
+    assert run["spec"]["pipelineSpec"]["description"].endswith("4 point(s), parallelism all, unroll backend, size")
+
+
+@pytest.mark.parametrize("name", ["a.b", "1st", "section", "with space"])
+def test_a_setting_that_cannot_be_a_parameter_name_is_refused_naming_it(name):
+    with pytest.raises(MatrixError) as refused:
+        tekton.setting_names([_point(0, ok_name=1), _point(1, **{name: 2})])
+    assert str(refused.value) == ("setting %r cannot be a Tekton parameter name (letters, digits, _ and -; not "
+                                  "'section')" % name)
+
+
+def test_unroll_settings_no_point_has_are_named_together():
+    with pytest.raises(MatrixError) as refused:
+        tekton.pipeline_tasks([_point(0, size=1)], "all", unroll=["size", "x", "y"])
+    assert str(refused.value) == "tests.benchmark.tekton.unroll: x, y is not a setting of any point"
+
+
+def test_one_matrix_task_fans_out_at_most_tektons_256_combinations():
+    points = [_point(i, size=i) for i in range(257)]
+    assert tekton.pipeline_tasks(points[:256], "all")[0]["matrix"]["params"][0]["value"][-1] == "255"
+    with pytest.raises(MatrixError) as refused:
+        tekton.pipeline_tasks(points, "all")
+    assert str(refused.value) == ("a Tekton matrix task would fan out 257 points (Tekton's limit: 256); use barrier:N, "
+                                  "sliding:N or tests.benchmark.tekton.unroll")
+
+
+def test_values_are_json_with_sorted_keys():
+    assert tekton.encode({"b": 1, "a": [True, None]}) == '{"a": [true, null], "b": 1}'
