@@ -407,3 +407,86 @@ def test_zscore_sees_no_change_in_a_constant_history_whatever_the_rounding():
     values = np.array([101.776491303817] * 17 + [109.97, 111.52, 109.0, 110.4, 109.6])
     found = rg.zscore(values, threshold=2.0, min_history=4, min_magnitude=0.0, confirm=1)
     assert [c.index for c in found] == [17] and found[0].statistic == np.inf
+
+
+@pytest.mark.parametrize("before, after, change", [
+    (0, 0, 0.0), (0.0, 5.0, float("inf")), (0, -5, float("-inf")), (1, 2, 1.0), (1, 1, 0.0), (-4, -2, 0.5),
+    (2, 1, -0.5),
+])
+def test_a_relative_change_from_zero_is_none_or_infinite_with_the_sign_of_the_new_value(before, after, change):
+    assert rg.relative_change(before, after) == change
+
+
+def test_the_moments_of_a_constant_slice_have_no_spread():
+    moments = rg.Moments(np.array([2.0, 2.0, 2.0, 5.0]))
+    assert moments.stats(0, 3) == (3, 2.0, 0.0)
+    count, mean, deviation = moments.stats(1, 4)
+    assert (count, mean) == (3, 3.0) and deviation == pytest.approx(6.0)      # (2-3)^2 + (2-3)^2 + (5-3)^2
+
+
+def test_a_two_point_series_is_looked_at_by_a_method_that_can_judge_it():
+    found = methods.find_change_points([10.0, 20.0], "relative", window=1, min_previous=1)
+    assert [(c.index, c.relative_change) for c in found] == [(1, 1.0)]
+    assert methods.find_change_points([10.0], "relative", window=1, min_previous=1) == []
+    assert methods.find_change_points([None, 10.0, float("nan")], "relative", window=1, min_previous=1) == []
+
+
+@pytest.mark.parametrize("min_size, history", [(1, 4), (2, 4), (3, 6), (5, 10)])
+def test_edivisive_needs_two_segments_of_min_size_and_at_least_four_runs(min_size, history):
+    options = methods.resolve_options("edivisive", {"min_size": min_size})
+    assert methods.get_method("edivisive").minimum_history(options) == history
+
+
+def test_an_unknown_method_names_the_known_ones():
+    with pytest.raises(errors.RegressionError) as refused:
+        methods.get_method("nope")
+    assert str(refused.value) == "regression method 'nope': expected one of edivisive, relative, zscore"
+
+
+def test_unknown_options_are_named_together_with_the_methods_options():
+    with pytest.raises(errors.RegressionError) as refused:
+        methods.resolve_options("edivisive", {"zz": 1, "aa": 2})
+    assert str(refused.value) == ("regression method edivisive has no option aa, zz; its options: max_pvalue, "
+                                  "min_magnitude, min_size, newest_max_pvalue, window")
+
+
+def test_every_invalid_option_value_is_named_in_one_line():
+    with pytest.raises(errors.RegressionError) as refused:
+        methods.resolve_options("edivisive", {"window": 1, "max_pvalue": 2})
+    assert str(refused.value) == ("regression method edivisive: invalid option(s): window: Input should be greater "
+                                  "than 1; max_pvalue: Input should be less than 1")
+
+
+@pytest.mark.parametrize("name, model_name, fields", [
+    ("edivisive", "EDivisiveOptions", {"window", "max_pvalue", "newest_max_pvalue", "min_magnitude", "min_size"}),
+    ("zscore", "ZScoreOptions", {"threshold", "min_history", "min_magnitude", "confirm"}),
+    ("relative", "RelativeOptions", {"threshold", "window", "min_previous"}),
+])
+def test_each_methods_options_model_is_named_for_it_and_refuses_unknown_keys(name, model_name, fields):
+    import pydantic
+
+    model = type(methods.get_method(name)).options_model.__wrapped__()    # built afresh, not the cached one
+    assert model.__name__ == model_name and set(model.model_fields) == fields
+    assert model.model_validate({}).model_dump() == methods.resolve_options(name)
+    with pytest.raises(pydantic.ValidationError, match="Extra inputs are not permitted"):
+        model.model_validate({"unknown": 1})
+
+
+def test_without_spread_a_point_is_zero_or_an_infinite_z_score_by_its_side():
+    assert rg._z_scores(np.array([3.0, 4.0, 2.0]), 3.0, 0.0).tolist() == [0.0, float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("series, method, options, changes", [
+    ([5.0] * 15 + [6.0], "zscore", {}, [15]),                         # a constant history: z is infinite
+    ([1.0] * 10 + [2.0] * 10, "relative", {}, [10]),                   # from a window whose mean is exactly 1
+    ([1.0] * 10 + [1.5] * 10, "relative", {"threshold": 0.5}, [10]),   # a change of exactly the threshold counts
+    ([0.0] * 10 + [2.0] * 10, "relative", {}, [11]),                   # a window of zeros has no relative change
+])
+def test_divisions_by_no_spread_or_zero_give_no_numpy_warning(series, method, options, changes):
+    """Ansible shows a module's warnings to the user: the maths handles these cases itself."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [c.index for c in methods.find_change_points(series, method, **options)] == changes
+        rg._z_scores(np.array([0.0, 1.0]), 0.0, 0.0)
