@@ -1,6 +1,5 @@
 import datetime
 import json
-import locale
 import os
 import shutil
 import sys
@@ -1344,16 +1343,11 @@ def test_empty_factor_list_message():
     assert str(error.value) == "matrix factor 'size' has an empty list of values"
 
 
-def test_a_matrix_with_non_ascii_settings_resumes_whatever_the_locale(tmp_path):
+def test_a_matrix_with_non_ascii_settings_resumes_whatever_the_locale(tmp_path, ascii_locale):
     def points():
         return mx.plan_points([{"name": "a", "label": "café"}], RecordingHarness(), None, "{name}")
     matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), points())
-    previous = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    try:
-        assert mx.prepare_matrix_dir(str(tmp_path), points()) == (matrix_dir, True)
-    finally:
-        locale.setlocale(locale.LC_CTYPE, previous)
+    assert mx.prepare_matrix_dir(str(tmp_path), points()) == (matrix_dir, True)
 
 
 def test_a_matrix_plan_as_large_as_the_limit_is_read_whole(tmp_path, monkeypatch):
