@@ -119,9 +119,7 @@ def test_a_pid_is_the_holder_only_with_its_start_time():
 
 
 def test_the_keeper_lets_the_lock_go_when_its_controller_pid_is_reused(tmp_path):
-    path = tmp_path / run_lock.LOCK_FILE
-    path.write_text("{}")
-    fd = os.open(str(path), os.O_RDWR)
+    path, fd = open_lock_file(tmp_path)
     # the controller's pid alive but started at another time: keep() returns at once
     keeper = threading.Thread(target=run_lock.keep, daemon=True,
                               args=(str(path), os.getpid(), run_lock.process_start_time(os.getpid()) + 1, fd))
@@ -403,6 +401,13 @@ def test_the_keeper_refuses_other_arguments_with_its_usage(argv, capsys):
     assert capsys.readouterr().err == "usage: run_lock.py keep LOCK_PATH CONTROLLER_PID CONTROLLER_START\n"
 
 
+def open_lock_file(tmp_path):
+    """A lock file and the descriptor a keeper gets of it."""
+    path = tmp_path / run_lock.LOCK_FILE
+    path.write_text("{}")
+    return path, os.open(str(path), os.O_RDWR)
+
+
 def keeper_thread(target, args):
     thread = threading.Thread(target=target, args=args, daemon=True)
     thread.start()
@@ -427,9 +432,7 @@ def test_a_lock_held_for_a_reused_pid_of_an_ancestor_is_refused(tmp_path, monkey
 
 
 def test_the_keeper_command_holds_the_lock_while_its_controller_lives(tmp_path, monkeypatch):
-    path = tmp_path / run_lock.LOCK_FILE
-    path.write_text("{}")
-    fd = os.open(str(path), os.O_RDWR)
+    path, fd = open_lock_file(tmp_path)
     monkeypatch.setenv("PERFSCALE_LOCK_FD", str(fd))
     mine = controller()
     argv = ["run_lock.py", "keep", str(path), str(mine.pid), str(run_lock.process_start_time(mine.pid))]
@@ -447,9 +450,7 @@ def test_the_keeper_command_holds_the_lock_while_its_controller_lives(tmp_path, 
 
 @pytest.mark.parametrize("start", ["None", "reused"])
 def test_the_keeper_command_lets_go_of_a_lock_whose_controller_is_gone(tmp_path, monkeypatch, start):
-    path = tmp_path / run_lock.LOCK_FILE
-    path.write_text("{}")
-    fd = os.open(str(path), os.O_RDWR)
+    path, fd = open_lock_file(tmp_path)
     monkeypatch.setenv("PERFSCALE_LOCK_FD", str(fd))
     if start == "None":      # a lock written without a start time: a controller that is gone
         gone = controller()
@@ -467,9 +468,7 @@ def test_the_keeper_command_lets_go_of_a_lock_whose_controller_is_gone(tmp_path,
 
 
 def test_the_keeper_holds_the_lock_while_its_controller_lives(tmp_path):
-    path = tmp_path / run_lock.LOCK_FILE
-    path.write_text("{}")
-    fd = os.open(str(path), os.O_RDWR)
+    path, fd = open_lock_file(tmp_path)
     mine = controller()
     thread = keeper_thread(run_lock.keep, (str(path), mine.pid, run_lock.process_start_time(mine.pid), fd))
     try:
