@@ -87,7 +87,9 @@ def pooled_t(n1, m1, ss1, n2, m2, ss2):
     ss = ss1 + ss2
     # relative tolerance: prefix sums of large values leave rounding noise in ss
     if ss <= 1e-12 * (m1 * m1 * n1 + m2 * m2 * n2):
-        return (0.0, 1.0) if m1 == m2 else (math.copysign(math.inf, m2 - m1), 0.0)
+        # means that differ by the rounding of prefix sums (a constant stretch) are the same mean
+        same = abs(m2 - m1) <= SAME_VALUE * max(abs(m1), abs(m2))
+        return (0.0, 1.0) if same else (math.copysign(math.inf, m2 - m1), 0.0)
     se = math.sqrt(ss / dof * (1.0 / n1 + 1.0 / n2))
     t = (m2 - m1) / se
     return t, float(2 * special.stdtr(dof, -abs(t)))

@@ -490,3 +490,229 @@ def test_divisions_by_no_spread_or_zero_give_no_numpy_warning(series, method, op
         warnings.simplefilter("error")
         assert [c.index for c in methods.find_change_points(series, method, **options)] == changes
         rg._z_scores(np.array([0.0, 1.0]), 0.0, 0.0)
+
+
+def _edivisive_reference(x, window, max_pvalue, min_magnitude, min_size, newest_max_pvalue):
+    """docs/regression.md, step by step: split at argmax Q (sides of min_size points, one point
+    alone at the end), the newest point alone against the segment before it, then the merge."""
+    total = len(x)
+
+    def test(a, tau, b):
+        before = x[max(a, tau - (3 * window if b - tau == 1 else window)):tau]
+        after = x[tau:min(b, tau + window)]
+        return tau, float(np.mean(before)), float(np.mean(after)), rg.student_t(before, after)[1]
+
+    def limit(change):
+        return newest_max_pvalue if change[0] == total - 1 else max_pvalue
+
+    def magnitude(change):
+        return abs(change[2] - change[1]) / abs(change[1])
+
+    def accepted(change, scale=1):
+        return change[3] <= min(limit(change) * scale, 0.05) and magnitude(change) >= min_magnitude
+
+    found = []
+
+    def split(a, b):
+        taus = range(a + min_size, b - (1 if b == total else min_size) + 1)
+        if taus:
+            tau = max(taus, key=lambda t: _q_direct(x, a, t, b))
+            if accepted(test(a, tau, b), scale=10):
+                found.append(tau)
+                split(a, tau)
+                split(tau, b)
+
+    split(0, total)
+    found.sort()
+    last = found[-1] if found else 0
+    if total - 1 not in found and total - 1 - last >= min_size and accepted(test(last, total - 1, total), scale=10):
+        found.append(total - 1)
+    while found:
+        bounds = [0] + found + [total]
+        changes = [test(bounds[i], bounds[i + 1], bounds[i + 2]) for i in range(len(found))]
+        if all(accepted(c) for c in changes):
+            return changes
+        weakest = max(changes, key=lambda c: (c[3] / limit(c), -magnitude(c)))
+        if accepted(weakest):
+            weakest = min(changes, key=magnitude)
+        found.remove(weakest[0])
+    return []
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_edivisive_is_its_definition(seed):
+    x = _reference_series(seed)
+    for options in (methods.resolve_options("edivisive", {}),
+                    {"window": 5, "max_pvalue": 1e-3, "newest_max_pvalue": 1e-2, "min_magnitude": 0.01, "min_size": 2},
+                    {"window": 3, "max_pvalue": 1e-2, "newest_max_pvalue": 1e-3, "min_magnitude": 0.0, "min_size": 1}):
+        found = [(c.index, c.mean_before, c.mean_after, c.pvalue) for c in rg.edivisive(x, **options)]
+        expected = _edivisive_reference(x, **options)
+        assert [f[0] for f in found] == [e[0] for e in expected], options
+        for got, want in zip(found, expected):
+            assert got[1:] == pytest.approx(want[1:], rel=1e-6, abs=1e-12), options
+
+
+def test_a_constant_stretch_is_no_change_even_without_a_minimum_magnitude():
+    # the means of a constant stretch from prefix sums differ in their last digit: that is no change
+    # (it once read as p = 0 and a change of -0.0 % wherever the stretch was split)
+    value = 101.776491303817
+    assert methods.find_change_points([value] * 30, "edivisive", min_magnitude=0.0) == []
+    found = methods.find_change_points([value] * 20 + [110.0] * 10, "edivisive", min_magnitude=0.0)
+    assert [c.index for c in found] == [20] and found[0].pvalue == 0.0
+    assert rg.pooled_t(3, value, 0.0, 7, value * (1 + 2e-16), 0.0) == (0.0, 1.0)
+    # two stretches of zeros: no spread, the same mean
+    assert rg.pooled_t(5, 0.0, 0.0, 5, 0.0, 0.0) == (0.0, 1.0)
+
+
+def test_moments_give_count_mean_and_squared_deviations_of_any_slice():
+    moments = rg.Moments(np.array([1.0, 2.0, 3.0, 4.0, 10.0]))
+    assert moments.stats(0, 4) == (4, 2.5, 5.0)        # 2.25 + 0.25 + 0.25 + 2.25
+    assert moments.stats(1, 3) == (2, 2.5, 0.5)
+    assert moments.stats(4, 5) == (1, 10.0, 0.0)
+
+
+def test_student_t_takes_any_numbers():
+    # Decimal (as some stores return numbers), int and float are all numbers to the test
+    from decimal import Decimal
+
+    left, right = [10.0, 11.0, 12.0, 11.0], [14.0, 15.0, 13.0]
+    expected = stats.ttest_ind(right, left, equal_var=True)
+    for a, b in (([Decimal(str(v)) for v in left], right), (left, [Decimal(str(v)) for v in right]), ([10, 11, 12, 11], [14, 15, 13])):
+        t, p = rg.student_t(a, b)
+        assert t == pytest.approx(expected.statistic) and p == pytest.approx(expected.pvalue)
+
+
+def test_shapes_are_shared_up_to_the_cached_length_and_built_per_call_beyond():
+    built = []
+
+    def build(length, *args):
+        built.append((length,) + args)
+        return object()
+
+    shared = rg._shared_up_to_cached_length(maxsize=2)(build)
+    assert shared(10, 1) is shared(10, 1) and built == [(10, 1)]
+    assert shared(rg.CACHED_LENGTH + 1, 1) is not shared(rg.CACHED_LENGTH + 1, 1)
+    assert built == [(10, 1), (rg.CACHED_LENGTH + 1, 1), (rg.CACHED_LENGTH + 1, 1)]
+    # at most maxsize shapes are kept: the least recently used one is built again
+    shared(20, 1)
+    shared(30, 1)
+    shared(10, 1)
+    assert built[-3:] == [(20, 1), (30, 1), (10, 1)]
+
+
+def test_a_segment_with_room_for_one_split_only_has_that_split():
+    x = np.array([1.0, 2.0, 1.5, 5.0, 6.0, 5.5])
+    tau, q = rg._best_split(rg._Distances(x), 0, 6, 3, 3)
+    assert tau == 3 and q == pytest.approx(_q_direct(x, 0, 3, 6))
+
+
+def test_the_newest_point_threshold_defaults_to_max_pvalue():
+    history = noisy(30, seed=4)
+    values = np.append(history, 95.0)
+    # the prediction test of 95 against the 30 points before it: p between 1e-4 and 1e-3
+    t = (95.0 - history.mean()) / (history.std(ddof=1) * np.sqrt(1 + 1 / 30))
+    assert 1e-4 < 2 * stats.t.sf(abs(t), 29) < 1e-3
+    options = {"window": 10, "max_pvalue": 1e-3, "min_magnitude": 0.02, "min_size": 3}
+    assert [c.index for c in rg.edivisive(values, **options)] == [30]
+    assert rg.edivisive(values, **dict(options, max_pvalue=1e-4)) == []
+    assert [c.index for c in rg.edivisive(values, **dict(options, max_pvalue=1e-4, newest_max_pvalue=1e-3))] == [30]
+
+
+def test_a_change_right_after_the_first_points_is_measured_from_the_series_start():
+    values = np.concatenate([[98.0, 101.0, 101.0], noisy(20, level=120, seed=1)])
+    changes = methods.find_change_points(values, "edivisive")
+    assert [c.index for c in changes] == [3]
+    assert changes[0].mean_before == pytest.approx(100.0) and changes[0].mean_after == pytest.approx(values[3:13].mean())
+
+
+def test_a_newest_value_less_than_min_size_after_a_change_belongs_to_that_change():
+    # sides have at least min_size points: [80, 80, 50] is one segment, not 80 -> 50 on two points
+    values = list(noisy(20, seed=2)) + [80.0, 80.0, 50.0]
+    changes = methods.find_change_points(values, "edivisive")
+    assert [c.index for c in changes] == [20] and changes[0].mean_after == pytest.approx(70.0)
+
+
+@pytest.mark.parametrize("length", [8, 15])
+def test_a_change_inside_is_found_when_the_first_split_is_a_large_newest_change(length):
+    values = list(noisy(length, seed=4)) + list(noisy(length, level=110, seed=5)) + [20.0]
+    assert rg._best_split(rg._Distances(np.array(values)), 0, len(values), 3, 1)[0] == 2 * length
+    assert [c.index for c in methods.find_change_points(values, "edivisive")] == [length, 2 * length]
+
+
+@pytest.mark.parametrize("threshold,values,expected", [
+    # history 98, 100, 102: mean 100, standard deviation 2
+    (3.0, [106.0], [3]),                    # z = 3 exactly: |z| >= threshold
+    (3.0, [105.9], []),
+    (1.5, [103.0, 101.5], [3]),             # the next point at z = 0.75, half the threshold exactly, confirms
+    (1.5, [103.0, 101.4], []),              # 0.7: not enough, a spike
+    (1.0, [103.0, 101.2], [3]),             # z = 1.5 then 0.6 (>= 0.5) the same way
+    (1.0, [103.0, 99.0], []),               # the other way
+])
+def test_zscore_thresholds_are_inclusive(threshold, values, expected):
+    series = np.array([98.0, 100.0, 102.0] + values)
+    found = rg.zscore(series, threshold=threshold, min_history=3, min_magnitude=0.0, confirm=1)
+    assert [c.index for c in found] == expected
+    if found:
+        assert found[0].mean_before == 100.0 and found[0].statistic == pytest.approx((values[0] - 100) / 2)
+
+
+def test_zscore_min_magnitude_is_inclusive():
+    series = np.array([98.0, 100.0, 102.0, 106.0])
+    assert [c.index for c in rg.zscore(series, threshold=3.0, min_history=3, min_magnitude=0.06, confirm=0)] == [3]
+    assert rg.zscore(series, threshold=3.0, min_history=3, min_magnitude=0.061, confirm=0) == []
+
+
+def test_zscore_with_one_point_of_history():
+    # the first point has no history; each next one is judged against the points since the last change
+    found = rg.zscore(np.array([100.0, 100.0, 100.0, 120.0, 140.0]), threshold=3.0, min_history=1, min_magnitude=0.0, confirm=0)
+    assert [(c.index, c.mean_before, c.mean_after) for c in found] == [(3, 100.0, 120.0), (4, 120.0, 140.0)]
+    assert [c.pvalue for c in found] == [0.0, 0.0] and found[0].statistic == np.inf
+
+
+SHORT_OPTIONS = {"edivisive": {}, "zscore": {"min_history": 2}, "relative": {"window": 3, "min_previous": 2}}
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("values", [[0.0] * 10, [0.0] * 5 + [1.0] * 5, [1.0] * 5 + [0.0] * 5])
+def test_zeros_raise_no_numpy_warning(method, values):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        methods.find_change_points(values, method, **SHORT_OPTIONS[method])
+
+
+def test_the_newest_value_is_tested_against_the_segment_since_the_last_change():
+    # 100 then 120 from index 30 (a 1.5 % step inside it, too small to count), then a 6 % drop
+    values = np.concatenate([noisy(30, seed=0), noisy(12, level=120, cv=0.005, seed=10), noisy(13, level=121.8, cv=0.005, seed=20)])
+    values = np.append(values, 112.8)
+    # the best split after 30 is the small step, not the newest value: only its own test finds it
+    assert rg._best_split(rg._Distances(values), 30, values.size, 3, 1)[0] != values.size - 1
+    changes = methods.find_change_points(values, "edivisive")
+    assert [c.index for c in changes] == [30, 55]
+    # against the 25 points since 30, not the 30 points before it (five of them at 100)
+    assert changes[1].mean_before == pytest.approx(values[30:55].mean())
+
+
+def test_a_change_that_shrinks_below_min_magnitude_between_its_neighbours_is_dropped():
+    # 108 (3 % noise), 100 from 20, 101.8 from 50 for four points, 104 from 54 (0.2 % noise): the first
+    # pass sees 100 -> 103 at 50 (its right window reaches into 104), the merge 100 -> 101.96, under 2 %
+    values = np.concatenate([noisy(20, level=108, cv=0.03, seed=31), noisy(30, cv=0.002, seed=1),
+                             noisy(4, level=101.8, cv=0.002, seed=11), noisy(15, level=104, cv=0.002, seed=21)])
+    moments = rg.Moments(values)
+    between = rg._test(moments, 20, 50, 54, 10)
+    assert between.pvalue < 1e-6 and abs(between.relative_change) < 0.02
+    # the change at 20 is the weakest by p-value and passes: the magnitude decides
+    assert rg._test(moments, 0, 20, 50, 10).pvalue > between.pvalue
+    assert [c.index for c in methods.find_change_points(values, "edivisive")] == [20, 54]
+
+
+def test_the_merge_weighs_each_p_value_against_its_own_threshold():
+    # a 4 % step at 30 under 2.5 % noise (p 3e-4: above max_pvalue 1e-4), then a 2.5 % drop of the
+    # newest value (p 6e-4: below newest_max_pvalue 1e-3): the step goes, the newest value stays
+    values = np.concatenate([noisy(30, cv=0.025, seed=1), noisy(30, level=104, cv=0.007, seed=41)])
+    values = np.append(values, 104 * 0.975)
+    moments = rg.Moments(values)
+    assert 1e-4 < rg._test(moments, 0, 30, 60, 10).pvalue < rg._test(moments, 30, 60, 61, 10).pvalue < 1e-3
+    changes = methods.find_change_points(values, "edivisive")
+    assert [c.index for c in changes] == [60] and changes[0].pvalue < 1e-3
