@@ -477,9 +477,10 @@ def test_the_manifest_is_sorted_json_with_its_format_part_size_and_utc_time_and_
         assert json.load(handle) == {"part_size": 5 * MIB, "files": manifest["files"]}
 
 
-def test_a_part_size_under_five_mib_is_refused():
+def test_a_part_size_under_five_mib_is_refused(tmp_path):
+    # a directory of this test's own (a mutant that went on would write there, never outside)
     with pytest.raises(transfer.TransferError) as refused:
-        transfer.upload_tree(MemoryStore(), "/nonexistent", "s3://bkt/x", part_size=5 * MIB - 1)
+        transfer.upload_tree(MemoryStore(), str(tmp_path / "run"), "s3://bkt/x", part_size=5 * MIB - 1)
     assert str(refused.value) == "export_artifacts.part_size_mib: expected at least 5 (S3's smallest part)"
 
 
@@ -554,10 +555,10 @@ def test_a_manifest_that_cannot_be_sent_leaves_the_upload_incomplete(tmp_path):
     assert not (root / transfer.LOCAL_MANIFEST).exists()
 
 
-def test_a_bucket_that_cannot_be_listed_is_one_line():
+def test_a_bucket_that_cannot_be_listed_is_one_line(tmp_path):
     store = FailingStore(fail_list=s3_client.S3Error("LIST: 403 AccessDenied", status=403))
     with pytest.raises(transfer.TransferError) as refused:
-        transfer.upload_tree(store, "/nonexistent", "s3://bkt/ci/run", part_size=5 * MIB)
+        transfer.upload_tree(store, str(tmp_path / "run"), "s3://bkt/ci/run", part_size=5 * MIB)
     assert str(refused.value) == "export_artifacts to s3://bkt/ci/run: LIST: 403 AccessDenied"
 
 
