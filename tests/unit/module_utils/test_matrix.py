@@ -712,7 +712,7 @@ def test_resuming_recreates_a_missing_point_directory(tmp_path):
 
 def test_find_matrix_dir_takes_the_newest_matching_plan_and_creates_nothing(tmp_path):
     assert mx.find_matrix_dir(str(tmp_path / "missing"), planned_points("a")) is None
-    first, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    first = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     mx.prepare_matrix_dir(str(tmp_path), planned_points("b"))
     newest = str(tmp_path / "002__matbenchmarking")
     os.mkdir(newest)
@@ -730,7 +730,7 @@ def test_find_matrix_dir_takes_the_newest_matching_plan_and_creates_nothing(tmp_
 
 @pytest.mark.parametrize("text", ["", "- a list\n", "fingerprint: [unclosed\n", "just text\n"])
 def test_an_empty_or_unreadable_matrix_plan_is_not_resumed(tmp_path, text):
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     with open(os.path.join(matrix_dir, mx.MATRIX_FILE), "w") as handle:
         handle.write(text)
     assert mx.find_matrix_dir(str(tmp_path), planned_points("a")) is None
@@ -744,7 +744,7 @@ def test_an_empty_or_unreadable_matrix_plan_is_not_resumed(tmp_path, text):
 ])
 def test_a_plan_without_a_usable_directory_for_a_point_is_refused(tmp_path, points_entry):
     points = planned_points("a")
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), points)
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), points)[0]
     plan_file = os.path.join(matrix_dir, mx.MATRIX_FILE)
     recorded = yaml.safe_load(open(plan_file))
     recorded["points"] = points_entry
@@ -759,7 +759,7 @@ def test_a_plan_without_a_usable_directory_for_a_point_is_refused(tmp_path, poin
 
 
 def test_an_absolute_directory_is_refused_even_inside_the_matrix(tmp_path):
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     plan_file = os.path.join(matrix_dir, mx.MATRIX_FILE)
     recorded = yaml.safe_load(open(plan_file))
     recorded["points"][0]["directory"] = os.path.join(os.path.realpath(matrix_dir), "000__a")
@@ -1139,7 +1139,7 @@ def test_status_of_a_plan_never_run(tmp_path):
 
 def test_status_counts_the_points_left_and_finds_the_plots_made_after_the_last_point(tmp_path):
     plan = bench_plan("a", "b")
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), plan.points, name="bench")
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), plan.points, name="bench")[0]
     (tmp_path / "000__bench" / "000__a" / "exit_code").write_text("0\n")
     (tmp_path / "000__bench" / "001__b" / "exit_code").write_text("1\n")
     plots = tmp_path / "001__plots"
@@ -1170,7 +1170,7 @@ def test_status_counts_the_points_left_and_finds_the_plots_made_after_the_last_p
 
 def test_record_capacity_writes_each_verdict_and_returns_the_points_to_skip(tmp_path):
     plan = bench_plan("a", "b", "c", "d")
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), plan.points)
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), plan.points)[0]
     a, b, c, d = (p.directory for p in plan.points)
     # c finished in an earlier run: not skipped now; d was skipped before and now fits
     with open(os.path.join(c, "exit_code"), "w") as handle:
@@ -1346,12 +1346,12 @@ def test_empty_factor_list_message():
 def test_a_matrix_with_non_ascii_settings_resumes_whatever_the_locale(tmp_path, ascii_locale):
     def points():
         return mx.plan_points([{"name": "a", "label": "café"}], RecordingHarness(), None, "{name}")
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), points())
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), points())[0]
     assert mx.prepare_matrix_dir(str(tmp_path), points()) == (matrix_dir, True)
 
 
 def test_a_matrix_plan_as_large_as_the_limit_is_read_whole(tmp_path, monkeypatch):
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     size = os.path.getsize(os.path.join(matrix_dir, mx.MATRIX_FILE))
     monkeypatch.setattr(mx.bounded_input, "MAX_DOCUMENT_BYTES", size)
     assert mx.find_matrix_dir(str(tmp_path), planned_points("a"))[0] == matrix_dir
@@ -1391,7 +1391,7 @@ def test_a_parallelism_with_two_counts_is_a_bad_count():
 
 
 def test_an_unreadable_newer_plan_does_not_hide_an_older_matching_one(tmp_path):
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     broken = tmp_path / "001__matbenchmarking"
     broken.mkdir()
     (broken / mx.MATRIX_FILE).write_text("fingerprint: [unclosed\n")
@@ -1400,7 +1400,7 @@ def test_an_unreadable_newer_plan_does_not_hide_an_older_matching_one(tmp_path):
 
 @pytest.mark.parametrize("points_entry", [None, {"a": "000__a"}, [{"directory": "000__a"}, {"name": "a", "directory": "000__a"}]])
 def test_a_plan_with_malformed_point_entries_uses_the_well_formed_ones(tmp_path, points_entry):
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), planned_points("a"))[0]
     plan_file = os.path.join(matrix_dir, mx.MATRIX_FILE)
     recorded = yaml.safe_load(open(plan_file))
     recorded["points"] = points_entry
@@ -1515,7 +1515,7 @@ def test_run_benchmark_refuses_a_matrix_directory_in_use(tmp_path, monkeypatch):
     use_executor(monkeypatch, FakeExecutor())
     monkeypatch.chdir(tmp_path)
     plan = bench_plan("a", section=RUN_SECTION)
-    matrix_dir, _ = mx.prepare_matrix_dir(str(tmp_path), plan.points, name="bench")
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), plan.points, name="bench")[0]
     with mx.artifacts.ExclusiveLock(os.path.join(matrix_dir, benchmark.MATRIX_LOCK_FILE), "test"):
         with pytest.raises(RunLockError) as error:
             benchmark.run_benchmark(bench_plan("a", section=RUN_SECTION), str(tmp_path))

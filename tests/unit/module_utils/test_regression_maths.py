@@ -614,8 +614,8 @@ def test_the_newest_point_threshold_defaults_to_max_pvalue():
     assert 1e-4 < 2 * stats.t.sf(abs(t), 29) < 1e-3
     options = {"window": 10, "max_pvalue": 1e-3, "min_magnitude": 0.02, "min_size": 3}
     assert [c.index for c in rg.edivisive(values, **options)] == [30]
-    assert rg.edivisive(values, **dict(options, max_pvalue=1e-4)) == []
-    assert [c.index for c in rg.edivisive(values, **dict(options, max_pvalue=1e-4, newest_max_pvalue=1e-3))] == [30]
+    assert rg.edivisive(values, **{**options, "max_pvalue": 1e-4}) == []
+    assert [c.index for c in rg.edivisive(values, **{**options, "max_pvalue": 1e-4, "newest_max_pvalue": 1e-3})] == [30]
 
 
 def test_a_change_right_after_the_first_points_is_measured_from_the_series_start():
