@@ -408,8 +408,8 @@ def open_lock_file(tmp_path):
     return path, os.open(str(path), os.O_RDWR)
 
 
-def keeper_thread(target, args):
-    thread = threading.Thread(target=target, args=args, daemon=True)
+def keeper_thread(target):
+    thread = threading.Thread(target=target, daemon=True)
     thread.start()
     return thread
 
@@ -431,23 +431,6 @@ def test_a_lock_held_for_a_reused_pid_of_an_ancestor_is_refused(tmp_path, monkey
         child.wait()
 
 
-def test_the_keeper_command_holds_the_lock_while_its_controller_lives(tmp_path, monkeypatch):
-    path, fd = open_lock_file(tmp_path)
-    monkeypatch.setenv("PERFSCALE_LOCK_FD", str(fd))
-    mine = controller()
-    argv = ["run_lock.py", "keep", str(path), str(mine.pid), str(run_lock.process_start_time(mine.pid))]
-    outcome = []
-    thread = keeper_thread(lambda: outcome.append(run_lock.main(argv)), ())
-    try:
-        thread.join(run_lock.POLL_S * 3)
-        assert thread.is_alive() and path.exists()
-    finally:
-        mine.kill()
-        mine.wait()
-    thread.join(run_lock.POLL_S * 8)
-    assert outcome == [0] and not path.exists()
-
-
 @pytest.mark.parametrize("start", ["None", "reused"])
 def test_the_keeper_command_lets_go_of_a_lock_whose_controller_is_gone(tmp_path, monkeypatch, start):
     path, fd = open_lock_file(tmp_path)
@@ -460,17 +443,26 @@ def test_the_keeper_command_lets_go_of_a_lock_whose_controller_is_gone(tmp_path,
     else:                    # this process's pid, started at another time: a reused pid
         argv = ["run_lock.py", "keep", str(path), str(os.getpid()), str(run_lock.process_start_time(os.getpid()) + 1)]
     outcome = []
-    thread = keeper_thread(lambda: outcome.append(run_lock.main(argv)), ())
+    thread = keeper_thread(lambda: outcome.append(run_lock.main(argv)))
     thread.join(run_lock.POLL_S * 8)
     assert outcome == [0] and not path.exists()
     with pytest.raises(OSError):
         os.fstat(fd)          # the keeper's descriptor of the lock is closed: the lock is let go
 
 
-def test_the_keeper_holds_the_lock_while_its_controller_lives(tmp_path):
+@pytest.mark.parametrize("entry", ["function", "command"])
+def test_the_keeper_holds_the_lock_while_its_controller_lives(tmp_path, monkeypatch, entry):
+    """keep() itself, and the command the lock starts (run_lock.py keep ...), which calls it."""
     path, fd = open_lock_file(tmp_path)
     mine = controller()
-    thread = keeper_thread(run_lock.keep, (str(path), mine.pid, run_lock.process_start_time(mine.pid), fd))
+    start = run_lock.process_start_time(mine.pid)
+    outcome = []
+    if entry == "command":
+        monkeypatch.setenv("PERFSCALE_LOCK_FD", str(fd))
+        argv = ["run_lock.py", "keep", str(path), str(mine.pid), str(start)]
+        thread = keeper_thread(lambda: outcome.append(run_lock.main(argv)))
+    else:
+        thread = keeper_thread(lambda: outcome.append(run_lock.keep(str(path), mine.pid, start, fd)))
     try:
         thread.join(run_lock.POLL_S * 3)
         assert thread.is_alive() and path.exists()
@@ -479,6 +471,7 @@ def test_the_keeper_holds_the_lock_while_its_controller_lives(tmp_path):
         mine.wait()
     thread.join(run_lock.POLL_S * 8)
     assert not thread.is_alive() and not path.exists()
+    assert outcome == [0 if entry == "command" else None]
     with pytest.raises(OSError):
         os.fstat(fd)
 
