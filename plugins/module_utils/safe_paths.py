@@ -59,6 +59,11 @@ def _inside(root, path):
     return path == root or path.startswith(root + os.sep)
 
 
+def within(path, root_real):
+    """Whether ``path``, links resolved, is ``root_real`` (a resolved directory) or inside it."""
+    return _inside(root_real, os.path.realpath(path))
+
+
 def _shown(name):
     text = repr(name)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -40,10 +40,13 @@ DEFINITIONS = kpi_lib.collect_kpis(RESOURCE_KPIS)
 
 
 def read(entry):
-    """The resource usage of a parsed test: from its parse results (cached), else from its ``point.json``."""
+    """The resource usage of a parsed test: from its parse results (cached), else from its ``point.json``,
+    read by the tree's bounded reader (inside the results directory, a regular file, bounded): a file
+    that is not read leaves the test without resources and says why in its warnings."""
     if results_tree.RESOURCES_KEY in (entry.results or {}):
         return entry.results[results_tree.RESOURCES_KEY]
-    return results_tree.point_resources(entry.test_dir)
+    warnings = entry.warnings if isinstance(getattr(entry, "warnings", None), list) else None
+    return results_tree.point_resources(entry.test_dir, getattr(entry, "results_dir", None), warnings)
 
 
 def add(payload, resources):

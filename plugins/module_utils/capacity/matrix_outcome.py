@@ -7,15 +7,17 @@ records (each finished point's wall time) that later estimates rest on.
 
 Everything is read from the tree the matrix runner wrote: ``progress.json`` (``infeasible_points``) and
 ``cost_estimate.json`` in a matrix directory, ``point.json`` (``duration_s``), ``settings.yaml`` and
-``capacity_plan.json`` in a point directory. A file that cannot be read is left out, never an error.
+``capacity_plan.json`` in a point directory, each by the tree's bounded reader (``bounded_input.read_file``:
+inside the results directory, a regular file, bounded, finite numbers). A file that cannot be read is left
+out, never an error.
 """
 
 from __future__ import annotations
 
 import glob
-import json
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import estimate as estimate_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import requests as capacity_requests
 
@@ -27,11 +29,11 @@ COMPARISON_FILE = "cost_vs_actual.json"
 MATRIX_GLOBS = ("*/%s", "*/*/%s")
 
 
-def _read_json(path):
+def _read_json(path, results_dir):
+    """The JSON document of a file of the tree under ``results_dir``, or None when it cannot be read."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
+        return bounded_input.read_json_file(path, results_dir, bounded_input.MAX_TREE_FILE_BYTES)
+    except ValueError:   # bounded_input's refusals (missing, a link out, not a regular file, too big, not JSON)
         return None
 
 
@@ -54,7 +56,8 @@ def skipped_points(results_dir):
     """``[{"matrix", "name", "reason"}]`` of the points skipped before deploy."""
     skipped = []
     for directory in matrix_dirs(results_dir, PROGRESS_FILE):
-        progress = _read_json(os.path.join(directory, PROGRESS_FILE)) or {}
+        progress = _read_json(os.path.join(directory, PROGRESS_FILE), results_dir)
+        progress = progress if isinstance(progress, dict) else {}
         for entry in progress.get("infeasible_points") or ():
             if isinstance(entry, dict):
                 skipped.append({"matrix": matrix_name(directory), "name": entry.get("name"), "reason": entry.get("reason")})
@@ -69,12 +72,13 @@ def comparisons(results_dir):
     """For each matrix with a ``cost_estimate.json``: the estimate beside what its points took."""
     found = []
     for directory in matrix_dirs(results_dir, estimate_lib.ESTIMATE_FILE):
-        estimated = _read_json(os.path.join(directory, estimate_lib.ESTIMATE_FILE))
+        estimated = _read_json(os.path.join(directory, estimate_lib.ESTIMATE_FILE), results_dir)
         if not isinstance(estimated, dict):
             continue
         actual = {}
         for point_dir in _point_dirs(directory):
-            point = _read_json(os.path.join(point_dir, POINT_FILE)) or {}
+            point = _read_json(os.path.join(point_dir, POINT_FILE), results_dir)
+            point = point if isinstance(point, dict) else {}
             if isinstance(point.get("duration_s"), (int, float)) and point.get("name"):
                 actual[point["name"]] = (float(point["duration_s"]), None)
         compared = estimate_lib.compare(estimated, actual)
@@ -89,10 +93,12 @@ def point_records(entries, workload, run_id=None):
     test roots: ``test_dir``, ``uuid``, ``exit_code``, ``settings``)."""
     records = []
     for entry in entries:
-        point = _read_json(os.path.join(entry.test_dir, POINT_FILE))
+        root = getattr(entry, "results_dir", None) or entry.test_dir
+        point = _read_json(os.path.join(entry.test_dir, POINT_FILE), root)
         if not isinstance(point, dict) or not isinstance(point.get("duration_s"), (int, float)) or not entry.uuid:
             continue
-        plan = _read_json(os.path.join(entry.test_dir, capacity_requests.PLAN_FILE)) or {}
+        plan = _read_json(os.path.join(entry.test_dir, capacity_requests.PLAN_FILE), root)
+        plan = plan if isinstance(plan, dict) else {}
         records.append(estimate_lib.point_record(
             workload, matrix_name(os.path.dirname(entry.test_dir)), point.get("name") or os.path.basename(entry.test_dir),
             entry.settings, point["duration_s"], entry.exit_code if entry.exit_code is not None else -1, entry.uuid,

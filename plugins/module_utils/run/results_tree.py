@@ -15,7 +15,11 @@ A *workload* (see ``workload.py``) parses a test root in two steps:
 read files through a ``ParseContext``: a missing or malformed file gives
 ``None`` and a warning naming it, never an exception; every file read is
 recorded, so the cache invalidates itself when one changes, as it does when
-the workload's code changes. ``PERFSCALE_STORE_IGNORE_CACHE=1`` forces a full
+the workload's code changes. Every file of the tree (settings, ``exit_code``,
+``.uuid``, ``point.json``, parse caches, what parsers read) is read by the one
+bounded reader, ``bounded_input.read_file``: inside the results directory,
+links resolved; a regular file (a FIFO or a device is never read, nothing
+blocks); at most a size limit. ``PERFSCALE_STORE_IGNORE_CACHE=1`` forces a full
 re-parse; an unreadable cache is ignored and rebuilt, with a warning.
 """
 
@@ -24,9 +28,10 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import math
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input, safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.run.artifacts import EXIT_CODE_FILE, SETTINGS_FILE, UUID_FILE
 
@@ -40,41 +45,72 @@ PRUNED_DIRS = ("_previous", "__pycache__")
 # the key of a test's parse results that holds its point's resource usage (point.json ``resources``)
 RESOURCES_KEY = "point_resources"
 POINT_FILE = "point.json"
+# exit_code and .uuid: a number and an id; anything longer is not one
+SMALL_FILE_BYTES = 4096
+# how much of a reason a warning quotes
+REASON_CHARS = 300
 
 
-def point_resources(test_dir):
-    """The ``resources`` of a point's ``point.json`` (numbers only), or None (none measured, no file)."""
+def _finite_number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
     try:
-        with open(os.path.join(test_dir, POINT_FILE), encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError):
-        return None
+        return math.isfinite(value)
+    except OverflowError:   # an integer too large for a float
+        return False
+
+
+def point_resources(test_dir, results_dir=None, warnings=None):
+    """The ``resources`` of a point's ``point.json`` (finite numbers only), or None: none measured, no
+    file, or a file that is not read (a link out of ``results_dir``, which defaults to ``test_dir``,
+    not a regular file, too big, not JSON), whose one-line reason goes to ``warnings`` (once: a
+    workload that read the file already gave it)."""
+    path = os.path.join(test_dir, POINT_FILE)
+    reason = None
+    try:
+        document = bounded_input.read_json_file(path, results_dir or test_dir, bounded_input.MAX_TREE_FILE_BYTES,
+                                                POINT_FILE, finite=False)
+    except bounded_input.FileRefused as exc:
+        reason = None if exc.missing else _one_line(exc)
+        document = None
+    except ValueError as exc:
+        # worded as a parse context words it: a workload that read point.json too gave the same warning
+        reason = _unreadable(POINT_FILE, exc)
+        document = None
+    if reason and warnings is not None and reason not in warnings:
+        warnings.append(reason)
     resources = document.get("resources") if isinstance(document, dict) else None
     if not isinstance(resources, dict):
         return None
-    return {key: value for key, value in resources.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool)} or None
+    return {key: value for key, value in resources.items() if _finite_number(value)} or None
 
 
-def load_yaml_file(path):
-    """YAML of a file; malformed YAML is a ValueError (like malformed JSON)."""
+def _one_line(exc):
+    return " ".join(str(exc).split())[:REASON_CHARS]
+
+
+def _unreadable(label, exc):
+    """``label: unreadable, ignored: why`` for a file that was read but could not be parsed."""
+    text, prefix = _one_line(exc), label + ": "
+    return "%s: unreadable, ignored: %s" % (label, text[len(prefix):] if text.startswith(prefix) else text)
+
+
+def load_yaml_file(path, results_dir=None, name=None):
+    """YAML of a file of the tree under ``results_dir`` (default: the file's directory), read by the
+    bounded reader; malformed YAML is a ValueError (like malformed JSON)."""
     import yaml
 
-    with open(path, encoding="utf-8") as handle:
-        try:
-            return yaml.load(handle, Loader=bounded_input.safe_yaml_loader())  # nosec B506 - a SafeLoader
-        except yaml.YAMLError as exc:
-            raise ValueError("malformed YAML: %s" % " ".join(str(exc).split())) from None
+    text = bounded_input.read_text(path, results_dir or os.path.dirname(os.path.abspath(path)), name=name)
+    loader = bounded_input.safe_yaml_loader()
+    try:
+        return bounded_input.parse(lambda document: yaml.load(document, Loader=loader),  # nosec B506 - a SafeLoader
+                                   text, name or path, finite=False)
+    except yaml.YAMLError as exc:
+        raise ValueError("malformed YAML: %s" % " ".join(str(exc).split())) from None
 
 
-def within(path, root_real):
-    """Whether ``path``, links resolved, is ``root_real`` or inside it."""
-    real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real + os.sep)
-
-
-def _link_out(label, path):
-    return "%s: a link out of the results directory (to %s), not followed" % (label, os.path.realpath(path))
+# whether a path, links resolved, is inside a resolved directory (the one rule, in safe_paths)
+within = safe_paths.within
 
 
 # --------------------------------------------------------------------------
@@ -111,16 +147,18 @@ class SettingsReader:
         if directory not in self._cache:
             path = os.path.join(directory, SETTINGS_FILE)
             data = {}
-            if os.path.exists(path) and not within(path, self.results_real):
-                self.warnings.append(_link_out(path, path))
-            elif os.path.exists(path):
+            if os.path.lexists(path):
                 try:
-                    data = load_yaml_file(path) or {}
+                    data = load_yaml_file(path, self.results_real, name=path) or {}
                     if not isinstance(data, dict):
                         self.warnings.append("%s: expected a mapping of settings, ignored" % path)
                         data = {}
-                except (OSError, ValueError) as exc:
-                    self.warnings.append("%s: unreadable settings, ignored: %s" % (path, " ".join(str(exc).split())))
+                except bounded_input.FileRefused as exc:
+                    if not exc.missing:   # a dangling link inside the tree is no settings, as before
+                        self.warnings.append(_one_line(exc))
+                    data = {}
+                except ValueError as exc:
+                    self.warnings.append("%s: unreadable settings, ignored: %s" % (path, _one_line(exc)))
                     data = {}
             self._cache[directory] = data
         return self._cache[directory]
@@ -235,38 +273,34 @@ class ParseContext:
         return label
 
     def _open(self, relative, artifact, reader):
+        """``reader(path, label)`` of a file of the test, or None with a warning naming it: the file
+        is read by the bounded reader (inside the results directory, a regular file, at most
+        ``bounded_input.MAX_TREE_FILE_BYTES``), and what is wrong with it is that warning."""
         path = self.path(relative, artifact)
         label = self._register(path, relative, artifact)
         if path is None:
             self.warnings.append("%s: no %s directory found for this test" % (label, artifact))
             return None
-        if os.path.exists(path) and not within(path, self.results_real):
-            self.warnings.append(_link_out(label, path))
-            return None
         try:
-            return reader(path)
-        except FileNotFoundError:
-            self.warnings.append("%s: missing (%s)" % (label, path))
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            self.warnings.append("%s: unreadable, ignored: %s" % (label, " ".join(str(exc).split())[:200]))
+            return reader(path, label)
+        except bounded_input.FileRefused as exc:
+            self.warnings.append(_one_line(exc))
+        except ValueError as exc:
+            self.warnings.append(_unreadable(label, exc))
         return None
 
     # -- readers
 
     def read_text(self, relative="", artifact=None):
-        def reader(path):
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
-        return self._open(relative, artifact, reader)
+        return self._open(relative, artifact, lambda path, label: bounded_input.read_text(
+            path, self.results_real, bounded_input.MAX_TREE_FILE_BYTES, label, errors="replace"))
 
     def read_json(self, relative="", artifact=None):
-        def reader(path):
-            with open(path, encoding="utf-8") as handle:
-                return json.load(handle)
-        return self._open(relative, artifact, reader)
+        return self._open(relative, artifact, lambda path, label: bounded_input.read_json_file(
+            path, self.results_real, bounded_input.MAX_TREE_FILE_BYTES, label, finite=False))
 
     def read_yaml(self, relative="", artifact=None):
-        return self._open(relative, artifact, load_yaml_file)
+        return self._open(relative, artifact, lambda path, label: load_yaml_file(path, self.results_real, label))
 
     def exists(self, relative="", artifact=None):
         path = self.path(relative, artifact)
@@ -346,30 +380,32 @@ def files_left_remote(results_dir):
     current = os.path.abspath(results_dir)
     while True:
         path = os.path.join(current, DOWNLOAD_RECORD)
-        if os.path.exists(path):
+        if os.path.lexists(path):
             try:
-                with open(path, encoding="utf-8") as handle:
-                    left = json.load(handle).get("left_remote") or {}
+                left = bounded_input.read_json_file(path, current, bounded_input.MAX_TREE_FILE_BYTES).get(
+                    "left_remote") or {}
                 return {os.path.normpath(os.path.join(current, relative)): list(state)
                         for relative, state in left.items()}
-            except (OSError, ValueError, AttributeError, TypeError):
+            except (ValueError, AttributeError, TypeError):
                 return {}
         if os.path.dirname(current) == current:
             return {}
         current = os.path.dirname(current)
 
 
-def load_cache(test_dir, fingerprint, warnings, stat=None, local_state=None):
+def load_cache(test_dir, fingerprint, warnings, stat=None, local_state=None, results_dir=None):
+    """The parse cache of a test, when it is fresh; None otherwise (an unusable one with a warning).
+    It is read by the bounded reader, inside ``results_dir`` (default: the test directory)."""
     path = os.path.join(test_dir, CACHE_FILE)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            cache = json.load(handle)
+        cache = bounded_input.read_json_file(path, results_dir or test_dir, bounded_input.MAX_TREE_FILE_BYTES,
+                                             CACHE_FILE, finite=False)
         if not isinstance(cache, dict) or not isinstance(cache.get("files"), dict) or not all(
                 key in cache for key in ("results", "settings", "exit_code", "uuid")):
             raise ValueError("unexpected structure")
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         warnings.append("%s: corrupt parse cache ignored and rebuilt (%s)" % (path, " ".join(str(exc).split())[:120]))
         return None
     return cache if _cache_is_fresh(cache, fingerprint, test_dir, stat or _file_state, local_state or _file_state) else None
@@ -391,8 +427,10 @@ def save_cache(test_dir, record):
 class Entry:
     """One parsed test."""
 
-    def __init__(self, test_dir, relative, settings, exit_code, uuid, results, warnings, from_cache):
+    def __init__(self, test_dir, relative, settings, exit_code, uuid, results, warnings, from_cache,
+                 results_dir=None):
         self.test_dir = test_dir
+        self.results_dir = results_dir
         self.relative = relative
         self.settings = settings
         self.exit_code = exit_code
@@ -410,23 +448,27 @@ class Entry:
                 "exit_code": self.exit_code, "uuid": self.uuid, "results": self.results, "warnings": self.warnings}
 
 
-def _read_small(path):
+def _read_small(test_dir, name, results_dir, warnings):
+    """The stripped text of a small file of the test (``exit_code``, ``.uuid``), or None: missing,
+    or not read (its reason goes to ``warnings``)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
+        return bounded_input.read_text(os.path.join(test_dir, name), results_dir or test_dir, SMALL_FILE_BYTES,
+                                       name, errors="replace").strip()
+    except bounded_input.FileRefused as exc:
+        if not exc.missing:
+            warnings.append(_one_line(exc))
         return None
 
 
-def _parse_identity(test_dir, warnings):
+def _parse_identity(test_dir, warnings, results_dir=None):
     """Exit code and uuid of a test root (degrading, never raising)."""
-    exit_text = _read_small(os.path.join(test_dir, EXIT_CODE_FILE))
+    exit_text = _read_small(test_dir, EXIT_CODE_FILE, results_dir, warnings)
     try:
         exit_code = int(exit_text)
     except (TypeError, ValueError):
         warnings.append("exit_code: not an integer (%r), the test counts as failed" % (exit_text,))
         exit_code = None
-    uuid = _read_small(os.path.join(test_dir, UUID_FILE))
+    uuid = _read_small(test_dir, UUID_FILE, results_dir, warnings)
     if not uuid:
         warnings.append(".uuid: missing; an id is derived from the test path")
         uuid = hashlib.sha256(os.path.abspath(test_dir).encode()).hexdigest()[:32]
@@ -437,7 +479,8 @@ def parse_test(test_dir, walk):
     """One test root: from its fresh cache, or parsed (and cached)."""
     ignore_cache = walk.environ.get(IGNORE_CACHE_ENV, "").lower() in ("1", "true", "yes", "y")
     warnings, cache_warnings = [], []
-    cache = None if ignore_cache else load_cache(test_dir, walk.fingerprint, cache_warnings, walk.stat, walk.local_state)
+    cache = None if ignore_cache else load_cache(test_dir, walk.fingerprint, cache_warnings, walk.stat,
+                                                 walk.local_state, walk.results_dir)
     if cache is not None:
         own, exit_code, uuid = cache["settings"], cache["exit_code"], cache["uuid"]
         settings = walk.settings.merged(test_dir, own)
@@ -447,15 +490,16 @@ def parse_test(test_dir, walk):
     else:
         own = walk.settings.own(test_dir)
         settings = walk.settings.merged(test_dir, own)
-        exit_code, uuid = _parse_identity(test_dir, warnings)
+        exit_code, uuid = _parse_identity(test_dir, warnings, walk.results_dir)
         workload = walk.workload
         context = ParseContext(test_dir, walk.results_dir,
                                resolve_artifact_paths(test_dir, walk.results_dir, workload.artifact_dirnames, walk.globs),
                                workload.important_files)
         results = workload.parse_once(context, settings) or {}
         # what the point's processes used travels with the cache: a replot from the cache alone has it too
-        results.setdefault(RESOURCES_KEY, point_resources(test_dir))
         warnings.extend(context.warnings)
+        if RESOURCES_KEY not in results:
+            results[RESOURCES_KEY] = point_resources(test_dir, walk.results_dir, warnings)
         for name in (SETTINGS_FILE, EXIT_CODE_FILE, UUID_FILE):
             context.files_read[name] = _file_state(os.path.join(test_dir, name))
         record = {"fingerprint": walk.fingerprint, "files": context.files_read, "settings": own,
@@ -465,7 +509,7 @@ def parse_test(test_dir, walk):
         from_cache = False
     warnings = cache_warnings + warnings
     entry = Entry(test_dir, os.path.relpath(test_dir, walk.results_dir), settings, exit_code, uuid, results, warnings,
-                  from_cache)
+                  from_cache, walk.results_dir)
     walk.workload.parse_always(entry)
     return entry
 

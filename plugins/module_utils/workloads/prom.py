@@ -23,10 +23,10 @@ query name seen twice keeps the later capture, with a warning.
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 import os
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import prom_report
 
@@ -104,24 +104,28 @@ def find_captures(test_dir):
     return sorted(found, key=lambda path: (os.path.basename(path), path))
 
 
-def _read_json(path, warnings, relative):
+def _read_json(path, warnings, relative, root):
+    """A capture's JSON file, read by the tree's bounded reader (inside ``root``, a regular file, at
+    most ``bounded_input.MAX_TREE_FILE_BYTES``: a saved range query can be large), or None with a
+    warning naming it."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except OSError as exc:
-        warnings.append("%s: missing (%s)" % (relative, exc.strerror or exc))
+        return bounded_input.read_json_file(path, root, bounded_input.MAX_TREE_FILE_BYTES, relative, finite=False)
+    except bounded_input.FileRefused as exc:
+        warnings.append(" ".join(str(exc).split()))
     except ValueError as exc:
-        warnings.append("%s: unreadable, ignored (%s)" % (relative, exc))
+        warnings.append("%s: unreadable, ignored (%s)" % (relative, " ".join(str(exc).split())))
     return None
 
 
-def read_captures(test_dir):
-    """Every capture of a test: its queries and their series (``PromTest``); problems are warnings."""
+def read_captures(test_dir, results_dir=None):
+    """Every capture of a test: its queries and their series (``PromTest``); problems are warnings.
+    Its files are read inside ``results_dir`` (default: the test directory)."""
     result = PromTest()
+    root = results_dir or test_dir
     for capture in find_captures(test_dir):
         relative = os.path.relpath(capture, test_dir)
         index = _read_json(os.path.join(capture, prometheus.QUERIES_INDEX), result.warnings,
-                           os.path.join(relative, prometheus.QUERIES_INDEX))
+                           os.path.join(relative, prometheus.QUERIES_INDEX), root)
         if not isinstance(index, dict) or not isinstance(index.get("queries"), dict):
             continue
         result.captures.append(relative)
@@ -133,7 +137,7 @@ def read_captures(test_dir):
                     result.warnings.append("%s: query %s failed when captured: %s" % (relative, name, described["error"]))
                 continue
             data = _read_json(os.path.join(capture, os.path.basename(described["file"])), result.warnings,
-                              os.path.join(relative, described["file"]))
+                              os.path.join(relative, described["file"]), root)
             matrix = ((data or {}).get("data") or {}).get("result") if isinstance(data, dict) else None
             if not isinstance(matrix, list):
                 continue

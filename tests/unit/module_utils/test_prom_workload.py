@@ -17,6 +17,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import prom
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
+import bounded_call  # noqa: E402  pylint: disable=wrong-import-position
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "config.yaml")
@@ -40,6 +41,26 @@ GPU = {"gpu_memory": ("MiB", [({"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "0", "
                                [(1000, "100"), (1015, "300"), (1030, "200"), (1045, "NaN")]),
                               ({"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "1", "pod": "vllm"},
                                [(1000, "50"), (1015, "+Inf"), (1030, "70")])])}
+
+
+def test_capture_files_are_read_by_the_bounded_reader_a_fifo_or_a_link_out_is_a_warning(tmp_path):
+    # on main a FIFO blocked the post-processing for ever and a link out of the test was followed
+    test = tmp_path / "test"
+    capture(str(test / "001__cluster__query_prometheus_db"), GPU)
+    capture(str(test / "002__cluster__query_prometheus_db"), {"cpu": ("cores", [({}, [(2000, "1.5")])])})
+    os.remove(test / "001__cluster__query_prometheus_db" / "gpu_memory.json")
+    os.mkfifo(test / "001__cluster__query_prometheus_db" / "gpu_memory.json")
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"data": {"result": [{"metric": {}, "values": [[1, "9"]]}]}}))
+    os.remove(test / "002__cluster__query_prometheus_db" / "cpu.json")
+    os.symlink(tmp_path / "elsewhere.json", test / "002__cluster__query_prometheus_db" / "cpu.json")
+
+    def read():
+        captured = prom.read_captures(str(test))
+        return prom.kpis_of(captured), captured.warnings
+    assert bounded_call.call(read) == ("returned", ([], [
+        "001__cluster__query_prometheus_db/gpu_memory.json: a FIFO, not a regular file; expected a regular file",
+        "002__cluster__query_prometheus_db/cpu.json: a link out of the results directory (to %s), not followed; "
+        "expected a file inside %s" % (tmp_path / "elsewhere.json", test)]))
 
 
 def test_max_and_mean_per_query_and_series_non_finite_samples_left_out(tmp_path):

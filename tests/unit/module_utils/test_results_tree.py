@@ -4,11 +4,12 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils import errors
+from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input, errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree as store
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
+import bounded_call  # noqa: E402  pylint: disable=wrong-import-position
 import trees  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -235,3 +236,86 @@ def test_a_workload_written_against_the_old_kpi_path_still_loads(tmp_path):
     assert "module_utils.kpi import" in path.read_text()
     loaded = workload_lib.load_workload(str(path))
     assert [definition.name for definition in loaded.kpis] == ["rate"] and loaded.kpis[0].higher_is_better
+
+
+# --------------------------------------------------------------------------
+# the one bounded reader of the tree's files
+
+
+def test_the_bounded_reader_reads_a_regular_file_inside_its_root_up_to_its_limit(tmp_path):
+    (tmp_path / "ten").write_bytes(b"0123456789")
+    (tmp_path / "eleven").write_bytes(b"0123456789a")
+    assert bounded_input.read_file(str(tmp_path / "ten"), str(tmp_path), max_bytes=10) == b"0123456789"
+    with pytest.raises(bounded_input.FileRefused) as refused:
+        bounded_input.read_file(str(tmp_path / "eleven"), str(tmp_path), max_bytes=10, name="eleven")
+    assert str(refused.value) == "eleven: 11 bytes, more than the limit of 10; expected at most 10"
+    assert not refused.value.missing
+
+
+def test_the_bounded_reader_reads_no_more_than_its_limit_from_a_file_whose_size_says_less():
+    # /proc files say they are empty: the read itself stops at the limit plus one byte
+    with pytest.raises(bounded_input.FileRefused) as refused:
+        bounded_input.read_file("/proc/self/status", "/proc/self", max_bytes=10, name="status")
+    assert str(refused.value) == "status: more than 10 bytes, more than its size said; expected at most 10"
+
+
+def test_the_bounded_reader_refusals_name_the_file_and_what_was_expected(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    os.mkfifo(root / "fifo")
+    (root / "dir").mkdir()
+    os.symlink("/dev/null", root / "null")
+    os.symlink(tmp_path, root / "up")
+    (root / "latin1").write_bytes("caf\u00e9".encode("latin-1"))
+    refusals = {}
+    for name in ("fifo", "dir", "null", "up/root/fifo", "absent", "latin1"):
+        with pytest.raises(bounded_input.FileRefused) as refused:
+            bounded_input.read_text(str(root / name), str(root), name=name)
+        refusals[name] = (str(refused.value), refused.value.missing)
+    assert refusals == {
+        "fifo": ("fifo: a FIFO, not a regular file; expected a regular file", False),
+        "dir": ("dir: a directory, not a regular file; expected a regular file", False),
+        "null": ("null: a link out of the results directory (to /dev/null), not followed; expected a file inside %s"
+                 % root, False),
+        "up/root/fifo": ("up/root/fifo: a FIFO, not a regular file; expected a regular file", False),
+        "absent": ("absent: missing (%s)" % (root / "absent"), True),
+        "latin1": ("latin1: not UTF-8 text (byte 3); expected UTF-8", False),
+    }
+    assert bounded_input.read_text(str(root / "latin1"), str(root), errors="replace") == "caf\ufffd"
+
+
+def test_every_file_of_a_test_read_by_the_tree_is_bounded_a_fifo_never_blocks_the_walk(tree, workload):
+    # on main every one of these blocked the parse for ever, waiting for a writer
+    store.parse_results(str(tree), workload)
+    point = tree / "001__matbenchmarking" / "000__matmul_float32_64"
+    for name in ("exit_code", ".uuid", "settings.yaml", "output.json", "notes.txt", store.CACHE_FILE):
+        if os.path.lexists(point / name):
+            os.remove(point / name)
+        os.mkfifo(point / name)
+
+    def parse():
+        entries, tree_warnings = store.parse_results(str(tree), workload)
+        return [(e.exit_code, e.results["rate"], e.warnings) for e in entries], tree_warnings
+    kind, (entries, tree_warnings) = bounded_call.call(parse)
+    assert kind == "returned"
+    fifo = "%s: a FIFO, not a regular file; expected a regular file"
+    assert tree_warnings == [fifo % (point / "settings.yaml")]
+    assert entries[0] == (None, None, [
+        "%s: corrupt parse cache ignored and rebuilt (%s)" % (point / store.CACHE_FILE, fifo % store.CACHE_FILE),
+        fifo % "exit_code", "exit_code: not an integer (None), the test counts as failed",
+        fifo % ".uuid", ".uuid: missing; an id is derived from the test path",
+        fifo % "output.json", "notes.txt was read but is not listed in the workload's important files",
+        fifo % "notes.txt"])
+    # the other tests are parsed as ever
+    assert [(code, rate) for code, rate, _w in entries[1:]] == [(3, None), (0, 102.0)]
+
+
+def test_an_exit_code_linked_to_dev_zero_is_not_read(tree, workload):
+    # on main it was read until memory ran out
+    point = tree / "001__matbenchmarking" / "000__matmul_float32_64"
+    os.remove(point / "exit_code")
+    os.symlink("/dev/zero", point / "exit_code")
+    kind, warnings = bounded_call.call(lambda: store.parse_results(str(tree), workload)[0][0].warnings)
+    assert kind == "returned", warnings
+    assert warnings[:2] == ["exit_code: a link out of the results directory (to /dev/zero), not followed; expected a "
+                            "file inside %s" % tree, "exit_code: not an integer (None), the test counts as failed"]
