@@ -60,8 +60,9 @@ def _inside(root, path):
 
 
 def within(path, root_real):
-    """Whether ``path``, links resolved, is ``root_real`` (a resolved directory) or inside it."""
-    return _inside(root_real, os.path.realpath(path))
+    """Whether ``path``, links resolved, is ``root_real`` (a resolved directory, ``/`` too) or inside it."""
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
 def _shown(name):

@@ -19,7 +19,10 @@ description:
     O(max_model_len) tokens fits in it and O(max_model_len) is within the model's positions; an
     infeasible plan is not a failure (RV(feasible) is false and RV(plan) says why).
   - Bad input fails in one line naming it - an unknown GPU product or architecture, a tensor-parallel
-    size the model's attention heads cannot take, a model the table lacks and the Hub cannot give.
+    size the model's attention heads cannot take, a model the table lacks and the Hub cannot give, a
+    number that is not finite or out of its range (O(gpu_memory_gib) C(nan), a negative
+    C(sliding_window)), a C(config.json) field of the wrong type, a C(config.json) that is not UTF-8
+    JSON or not a regular file. No plan ever holds a number that is not finite or is negative.
   - The memory model and its validation against vLLM's logged figures are in docs/capacity.md.
   - Runs on the controller (action plugin); the Hub is only asked when the table lacks the model and
     O(online) is true (C(HF_TOKEN) from the environment for a gated model, never shown).

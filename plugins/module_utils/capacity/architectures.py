@@ -20,6 +20,11 @@ Formulas per layer (h hidden size, n heads, k key-value heads, d head size, I ML
 - gated MLP (SwiGLU/GeGLU): ``3*h*I``; a mixture of experts: router ``h*E`` and ``E`` experts of ``3*h*Ie``
   (plus shared experts), of which ``top_k`` are active per token
 - embeddings ``V*h``, and the output projection ``V*h`` unless tied to them
+
+A config is read as data from outside (a user's file, the Hub): every field the formulas take must be
+of its type and within ``LIMITS`` (far above any published model, low enough that every product of
+them stays a finite number), ``num_attention_heads`` must divide ``hidden_size`` when ``head_dim`` is
+not given and be a multiple of ``num_key_value_heads``; anything else is one line naming the field.
 """
 
 from __future__ import annotations
@@ -31,6 +36,18 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2,
                "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1}
 # how vLLM holds a component over tensor-parallel ranks
 SHARDED, REPLICATED, KV_HEADS = "sharded", "replicated", "kv_heads"
+
+# the largest value of a config's whole numbers: far above any published model (hidden 16k-25k, 128 layers,
+# 256k vocabulary, 10M positions, 384 experts), low enough that every product the formulas take stays finite
+LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
+          "num_key_value_heads": 1 << 14, "head_dim": 1 << 16, "intermediate_size": 1 << 22, "vocab_size": 1 << 24,
+          "max_position_embeddings": 1 << 32, "sliding_window": 1 << 32, "num_local_experts": 1 << 16,
+          "num_experts": 1 << 16, "n_routed_experts": 1 << 16, "num_experts_per_tok": 1 << 16,
+          "experts_per_token": 1 << 16, "n_shared_experts": 1 << 16}
+DEFAULT_LIMIT = 1 << 22
+# the weight widths quantized formats store (bits)
+AWQ_GPTQ_BITS = (2, 3, 4, 8)
+COMPRESSED_TENSORS_BITS = (2, 3, 4, 8, 16)
 
 
 class Component:
@@ -113,14 +130,36 @@ class ModelShape:
         return ", ".join(parts)
 
 
-def _get(config, key, expected=int, required=True, where="model config"):
+def shown(value):
+    """``value`` as a message shows it: its repr, cut at 60 characters; a huge whole number by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 18:
+        return "%s10^%d" % ("-" if value < 0 else "about ", int(abs(value).bit_length() * 0.30103))
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _get(config, key, expected=int, required=True, where="model config", minimum=1):
+    """A whole number of the config from ``minimum`` (1: positive) to its limit (``LIMITS``), None when
+    it is absent (null) and not ``required``."""
     value = config.get(key)
     if value is None:
         if required:
             raise CapacityError("%s: %s is missing (expected %s)" % (where, key, expected.__name__))
         return None
-    if expected is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-        raise CapacityError("%s: %s is %r (expected a positive whole number)" % (where, key, value))
+    maximum = LIMITS.get(key, DEFAULT_LIMIT)
+    if expected is int and (isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum):
+        raise CapacityError("%s: %s is %s (expected a %s whole number, at most %d)"
+                            % (where, key, shown(value), "positive" if minimum == 1 else "non-negative", maximum))
+    return value
+
+
+def _flag(config, key, default, where):
+    """A true/false field of the config (``default`` when absent or null)."""
+    value = config.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise CapacityError("%s: %s is %s (expected true or false)" % (where, key, shown(value)))
     return value
 
 
@@ -139,8 +178,8 @@ def text_config(config):
 
 def model_dtype(config, where):
     dtype = config.get("torch_dtype") or config.get("dtype") or "bfloat16"
-    if dtype not in DTYPE_BYTES:
-        raise CapacityError("%s: torch_dtype %r (expected one of float32, float16, bfloat16)" % (where, dtype))
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+        raise CapacityError("%s: torch_dtype %s (expected one of float32, float16, bfloat16)" % (where, shown(dtype)))
     # vLLM serves float32 checkpoints in 16 bits by default (its dtype 'auto')
     return "bfloat16" if DTYPE_BYTES[dtype] == 4 else dtype
 
@@ -149,27 +188,53 @@ def _common(config, where, family):
     hidden = _get(config, "hidden_size", where=where)
     heads = _get(config, "num_attention_heads", where=where)
     kv_heads = _get(config, "num_key_value_heads", required=False, where=where) or heads
-    head_dim = _get(config, "head_dim", required=False, where=where) or hidden // heads
+    head_dim = _get(config, "head_dim", required=False, where=where)
+    if heads > hidden:
+        raise CapacityError("%s: num_attention_heads %d is more than hidden_size %d (expected at most hidden_size)"
+                            % (where, heads, hidden))
+    if head_dim is None and hidden % heads:
+        raise CapacityError("%s: num_attention_heads %d does not divide hidden_size %d (expected a divisor of it, "
+                            "or head_dim)" % (where, heads, hidden))
+    if heads % kv_heads:
+        raise CapacityError("%s: num_key_value_heads %d does not divide num_attention_heads %d (expected a divisor "
+                            "of it)" % (where, kv_heads, heads))
     return dict(
         model_type=config.get("model_type"), family=family, hidden_size=hidden,
         num_layers=_get(config, "num_hidden_layers", where=where), num_heads=heads, num_kv_heads=kv_heads,
-        head_dim=head_dim, intermediate_size=_get(config, "intermediate_size", required=False, where=where) or 0,
+        head_dim=head_dim or hidden // heads,
+        intermediate_size=_get(config, "intermediate_size", required=False, where=where) or 0,
         vocab_size=_get(config, "vocab_size", where=where),
-        tied_embeddings=bool(config.get("tie_word_embeddings", False)),
+        tied_embeddings=_flag(config, "tie_word_embeddings", False, where),
         max_position_embeddings=_get(config, "max_position_embeddings", required=False, where=where),
-        dtype=model_dtype(config, where), attention_bias=bool(config.get("attention_bias", False)),
+        dtype=model_dtype(config, where), attention_bias=_flag(config, "attention_bias", False, where),
         quantization=quantization_of(config.get("quantization_config"), where),
     )
 
 
-def _sliding(config, fields):
+def _window(config, where):
+    """``sliding_window``: a positive whole number, or None (absent, null)."""
+    return _get(config, "sliding_window", required=False, where=where)
+
+
+def _experts(fields, where):
+    """A mixture of experts activates at most its experts per token."""
+    if fields["num_experts"] and fields["experts_per_token"] > fields["num_experts"]:
+        raise CapacityError("%s: %d experts per token of %d experts (expected at most the number of experts)"
+                            % (where, fields["experts_per_token"], fields["num_experts"]))
+    return fields
+
+
+def _sliding(config, fields, where):
     """Layers whose attention looks back ``sliding_window`` tokens only (``layer_types``, or Gemma 2's
     every other layer)."""
     layer_types = config.get("layer_types")
-    window = config.get("sliding_window")
-    if isinstance(layer_types, list) and window:
-        fields.update(sliding_window_layers=sum(1 for t in layer_types if t == "sliding_attention"),
-                      sliding_window=int(window))
+    if isinstance(layer_types, list) and config.get("sliding_window") is not None:
+        window = _window(config, where)
+        sliding = sum(1 for t in layer_types if t == "sliding_attention")
+        if sliding > fields["num_layers"]:
+            raise CapacityError("%s: layer_types names %d sliding_attention layers (expected at most "
+                                "num_hidden_layers, %d)" % (where, sliding, fields["num_layers"]))
+        fields.update(sliding_window_layers=sliding, sliding_window=window)
     return fields
 
 
@@ -183,13 +248,13 @@ def _dense(config, where):
         fields["qk_norm"] = True
     if fields["model_type"] in ("gemma2", "gemma3", "gemma3_text"):
         fields["norms_per_layer"] = 4  # pre- and post- attention and feed-forward norms
-        fields["tied_embeddings"] = config.get("tie_word_embeddings", True) is not False
+        fields["tied_embeddings"] = _flag(config, "tie_word_embeddings", True, where)
     if fields["model_type"] == "gemma":
-        fields["tied_embeddings"] = config.get("tie_word_embeddings", True) is not False
-    if fields["model_type"] == "gemma2" and config.get("sliding_window") and "layer_types" not in config:
-        fields.update(sliding_window_layers=fields["num_layers"] // 2, sliding_window=int(config["sliding_window"]))
+        fields["tied_embeddings"] = _flag(config, "tie_word_embeddings", True, where)
+    if fields["model_type"] == "gemma2" and config.get("sliding_window") is not None and "layer_types" not in config:
+        fields.update(sliding_window_layers=fields["num_layers"] // 2, sliding_window=_window(config, where))
         return fields
-    return _sliding(config, fields)
+    return _sliding(config, fields, where)
 
 
 def _mixtral(config, where):
@@ -198,26 +263,29 @@ def _mixtral(config, where):
                   experts_per_token=_get(config, "num_experts_per_tok", where=where),
                   expert_intermediate_size=_get(config, "intermediate_size", where=where),
                   moe_layers=fields["num_layers"], intermediate_size=0)
-    return fields
+    return _experts(fields, where)
 
 
 def _qwen_moe(config, where):
     fields = _common(config, where, "moe")
     layers = fields["num_layers"]
-    step = config.get("decoder_sparse_step") or 1
-    dense_only = set(config.get("mlp_only_layers") or ())
+    step = _get(config, "decoder_sparse_step", required=False, where=where) or 1
+    dense_only = config.get("mlp_only_layers") or []
+    if not isinstance(dense_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense_only):
+        raise CapacityError("%s: mlp_only_layers is %s (expected a list of layer numbers)" % (where, shown(dense_only)))
+    dense_only = set(dense_only)
     moe_layers = sum(1 for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+    shared = _get(config, "shared_expert_intermediate_size", required=False, where=where, minimum=0) or 0
     fields.update(num_experts=_get(config, "num_experts", where=where),
                   experts_per_token=_get(config, "num_experts_per_tok", where=where),
                   expert_intermediate_size=_get(config, "moe_intermediate_size", where=where),
-                  shared_expert_intermediate_size=config.get("shared_expert_intermediate_size") or 0,
-                  shared_expert_gate=bool(config.get("shared_expert_intermediate_size")),
+                  shared_expert_intermediate_size=shared, shared_expert_gate=bool(shared),
                   moe_layers=moe_layers,
                   qk_norm=fields["model_type"] == "qwen3_moe",
                   attention_bias=fields["model_type"] == "qwen2_moe", o_bias=False)
     if moe_layers < layers and not fields["intermediate_size"]:
         raise CapacityError("%s: intermediate_size is missing for the dense layers" % where)
-    return fields
+    return _experts(fields, where)
 
 
 def _gpt_oss(config, where):
@@ -228,27 +296,29 @@ def _gpt_oss(config, where):
                   expert_intermediate_size=_get(config, "intermediate_size", where=where),
                   moe_layers=fields["num_layers"], intermediate_size=0, expert_bias=True, router_bias=True,
                   attention_bias=True, attention_sinks=True)
-    return _sliding(config, fields)
+    return _sliding(config, _experts(fields, where), where)
 
 
 def _deepseek(config, where):
     fields = _common(config, where, "moe")
     layers = fields["num_layers"]
-    first_dense = config.get("first_k_dense_replace") or 0
-    frequency = config.get("moe_layer_freq") or 1
-    experts = config.get("n_routed_experts")
+    first_dense = _get(config, "first_k_dense_replace", required=False, where=where, minimum=0) or 0
+    frequency = _get(config, "moe_layer_freq", required=False, where=where) or 1
+    experts = _get(config, "n_routed_experts", required=False, where=where, minimum=0)
     moe_layers = sum(1 for i in range(layers) if experts and i >= first_dense and i % frequency == 0)
     mla = {key: _get(config, key, where=where) for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
                                                            "v_head_dim")}
     mla["q_lora_rank"] = _get(config, "q_lora_rank", required=False, where=where)
-    fields.update(mla=mla, num_experts=experts, experts_per_token=config.get("num_experts_per_tok"),
-                  expert_intermediate_size=config.get("moe_intermediate_size"),
-                  shared_expert_intermediate_size=(config.get("n_shared_experts") or 0)
-                  * (config.get("moe_intermediate_size") or 0),
+    # the experts' sizes are needed when the model has experts
+    per_token = _get(config, "num_experts_per_tok", required=bool(experts), where=where)
+    expert_size = _get(config, "moe_intermediate_size", required=bool(experts), where=where)
+    shared = _get(config, "n_shared_experts", required=False, where=where, minimum=0) or 0
+    fields.update(mla=mla, num_experts=experts, experts_per_token=per_token, expert_intermediate_size=expert_size,
+                  shared_expert_intermediate_size=shared * (expert_size or 0),
                   moe_layers=moe_layers, router_bias=config.get("topk_method") == "noaux_tc",
                   # MLA caches one latent vector per token and layer, shared by every head
                   num_kv_heads=1, head_dim=mla["kv_lora_rank"] + mla["qk_rope_head_dim"])
-    return fields
+    return _experts(fields, where)
 
 
 # model_type -> how its config reads (a new family of architectures is one entry here)
@@ -265,15 +335,50 @@ FAMILIES = {
 # ---------------------------------------------------------------------------------------------------
 # quantized weights: bytes per weight of a quantized linear layer, and which layers are quantized
 
-def _compressed_tensors_bits(qconfig):
+def _compressed_tensors_bits(qconfig, where):
     groups = qconfig.get("config_groups") or {}
-    for group in groups.values():
-        weights = (group or {}).get("weights") or {}
-        if weights.get("num_bits"):
-            kind = weights.get("type", "int")
-            size = weights.get("group_size")
-            return int(weights["num_bits"]), kind, size
+    if not isinstance(groups, dict):
+        raise CapacityError("%s: quantization_config.config_groups is %s (expected a mapping of groups)"
+                            % (where, shown(groups)))
+    for name, group in groups.items():
+        key = "quantization_config.config_groups.%s" % name
+        if group is None:
+            continue
+        if not isinstance(group, dict):
+            raise CapacityError("%s: %s is %s (expected a mapping)" % (where, key, shown(group)))
+        weights = group.get("weights")
+        if weights is None:
+            continue
+        if not isinstance(weights, dict):
+            raise CapacityError("%s: %s.weights is %s (expected a mapping)" % (where, key, shown(weights)))
+        bits = weights.get("num_bits")
+        if bits is None:
+            continue
+        if isinstance(bits, bool) or bits not in COMPRESSED_TENSORS_BITS:
+            raise CapacityError("%s: %s.weights.num_bits is %s (expected one of %s)" % (
+                where, key, shown(bits), ", ".join(map(str, COMPRESSED_TENSORS_BITS))))
+        kind = weights.get("type", "int")
+        if kind not in ("int", "float"):
+            raise CapacityError("%s: %s.weights.type is %s (expected int or float)" % (where, key, shown(kind)))
+        size = weights.get("group_size")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= DEFAULT_LIMIT):
+            raise CapacityError("%s: %s.weights.group_size is %s (expected a positive whole number, at most %d, or "
+                                "null)" % (where, key, shown(size), DEFAULT_LIMIT))
+        return int(bits), kind, size
     return None, None, None
+
+
+def _quantization_number(qconfig, keys, default, allowed, where):
+    """The first of ``keys`` the quantization_config sets (else ``default``), one of ``allowed`` (a
+    whole-number test)."""
+    for key in keys:
+        value = qconfig.get(key)
+        if value is None or value == 0:   # unset (0: the format's default)
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not allowed(value):
+            return key, value
+        return None, value
+    return None, default
 
 
 def quantization_of(qconfig, where="model config"):
@@ -286,13 +391,20 @@ def quantization_of(qconfig, where="model config"):
     if not qconfig:
         return None
     if not isinstance(qconfig, dict):
-        raise CapacityError("%s: quantization_config is %r (expected a mapping)" % (where, qconfig))
+        raise CapacityError("%s: quantization_config is %s (expected a mapping)" % (where, shown(qconfig)))
     method = str(qconfig.get("quant_method") or "").lower()
     if method in ("fp8", "fbgemm_fp8", "modelopt"):
         return {"method": "fp8", "bits_per_weight": 8.0, "experts_only": False}
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
-        bits = int(qconfig.get("bits") or qconfig.get("w_bit") or 4)
-        group = int(qconfig.get("group_size") or qconfig.get("q_group_size") or 128)
+        bad, bits = _quantization_number(qconfig, ("bits", "w_bit"), 4, lambda v: v in AWQ_GPTQ_BITS, where)
+        if bad:
+            raise CapacityError("%s: quantization_config.%s is %s (expected one of %s)"
+                                % (where, bad, shown(bits), ", ".join(map(str, AWQ_GPTQ_BITS))))
+        bad, group = _quantization_number(qconfig, ("group_size", "q_group_size"), 128,
+                                          lambda v: v == -1 or 0 < v <= DEFAULT_LIMIT, where)
+        if bad:
+            raise CapacityError("%s: quantization_config.%s is %s (expected a positive whole number, at most %d, "
+                                "or -1)" % (where, bad, shown(group), DEFAULT_LIMIT))
         group = group if group > 0 else 4096  # -1: one scale per output channel
         return {"method": "%s-int%d" % (method.split("_", maxsplit=1)[0], bits),
                 "bits_per_weight": bits + (16.0 + bits) / group, "experts_only": False}
@@ -303,7 +415,7 @@ def quantization_of(qconfig, where="model config"):
         return {"method": "mxfp4", "bits_per_weight": 4.25, "experts_only": True,
                 "pad": {"hidden": 256, "intermediate_per_rank": 128}}
     if method == "compressed-tensors":
-        bits, kind, group = _compressed_tensors_bits(qconfig)
+        bits, kind, group = _compressed_tensors_bits(qconfig, where)
         if bits is None:
             raise CapacityError("%s: quantization_config (compressed-tensors) names no weight bits" % where)
         extra = (16.0 / group) if group else 0.0
@@ -313,8 +425,8 @@ def quantization_of(qconfig, where="model config"):
         bits = 4 if qconfig.get("load_in_4bit") else 8
         return {"method": "bnb-int%d" % bits, "bits_per_weight": bits + (32.0 / 64 if bits == 4 else 0),
                 "experts_only": False}
-    raise CapacityError("%s: quantization method %r is not known (known: fp8, awq, gptq, mxfp4, compressed-tensors, "
-                        "bitsandbytes)" % (where, qconfig.get("quant_method")))
+    raise CapacityError("%s: quantization method %s is not known (known: fp8, awq, gptq, mxfp4, compressed-tensors, "
+                        "bitsandbytes)" % (where, shown(qconfig.get("quant_method"))))
 
 
 def quantization_for(name):
@@ -322,8 +434,8 @@ def quantization_for(name):
     table = {"fp8": {"quant_method": "fp8"}, "int8": {"quant_method": "compressed-tensors", "config_groups": {
         "g": {"weights": {"num_bits": 8, "type": "int"}}}}, "awq": {"quant_method": "awq"},
         "gptq": {"quant_method": "gptq"}, "int4": {"quant_method": "gptq"}, "mxfp4": {"quant_method": "mxfp4"}}
-    if name not in table:
-        raise CapacityError("quantization %r: expected one of %s" % (name, ", ".join(sorted(table))))
+    if not isinstance(name, str) or name not in table:
+        raise CapacityError("quantization %s: expected one of %s" % (shown(name), ", ".join(sorted(table))))
     return quantization_of(table[name], "quantization")
 
 
@@ -333,9 +445,9 @@ def shape_of(config, where="model config"):
         raise CapacityError("%s: expected a JSON object (a model's config.json)" % where)
     config = text_config(config)
     model_type = config.get("model_type")
-    if model_type not in FAMILIES:
-        raise CapacityError("%s: architecture %r (model_type) is not known; known: %s"
-                            % (where, model_type, ", ".join(sorted(FAMILIES))))
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
+        raise CapacityError("%s: architecture %s (model_type) is not known; known: %s"
+                            % (where, shown(model_type), ", ".join(sorted(FAMILIES))))
     return ModelShape(**FAMILIES[model_type](config, where))
 
 

@@ -53,6 +53,10 @@ SAMPLER_COPIES = 3.8
 HEADROOM_GIB = 4.0
 SAMPLER_WARN_GIB = 2.5
 KV_DTYPES = {"auto": None, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "bfloat16": 2, "float16": 2}
+# the largest value of each number a request takes: far above any GPU and any vLLM setting, low enough
+# that every result stays a finite number
+LIMITS = {"gpu_memory_gib": 1 << 14, "tensor_parallel_size": 1 << 12, "pipeline_parallel_size": 1 << 12,
+          "max_model_len": 1 << 32, "max_num_seqs": 1 << 20, "max_num_batched_tokens": 1 << 32}
 
 
 class ServingRequest:
@@ -65,28 +69,31 @@ class ServingRequest:
         if quantization:
             shape.quantization = architectures.quantization_for(quantization)
         if dtype and dtype != "auto":
-            if dtype not in architectures.DTYPE_BYTES or architectures.DTYPE_BYTES[dtype] not in (2, 4):
-                raise CapacityError("dtype %r: expected auto, bfloat16, float16 or float32" % (dtype,))
+            if not isinstance(dtype, str) or dtype not in architectures.DTYPE_BYTES \
+                    or architectures.DTYPE_BYTES[dtype] not in (2, 4):
+                raise CapacityError("dtype %s: expected auto, bfloat16, float16 or float32"
+                                    % architectures.shown(dtype))
             shape.dtype = dtype
-        self.gpu_memory_gib = _positive("gpu_memory_gib", gpu_memory_gib, float)
-        self.tp = _positive("tensor_parallel_size", tensor_parallel_size, int)
-        self.pp = _positive("pipeline_parallel_size", pipeline_parallel_size, int)
-        self.max_model_len = _positive("max_model_len", max_model_len, int) if max_model_len else \
+        self.gpu_memory_gib = positive("gpu_memory_gib", gpu_memory_gib, float)
+        self.tp = positive("tensor_parallel_size", tensor_parallel_size, int)
+        self.pp = positive("pipeline_parallel_size", pipeline_parallel_size, int)
+        self.max_model_len = positive("max_model_len", max_model_len, int) if max_model_len else \
             shape.max_position_embeddings
         if not self.max_model_len:
             raise CapacityError("max_model_len: the model's config has no max_position_embeddings; give max_model_len")
         large = self.gpu_memory_gib >= LARGE_GPU_GIB
-        self.max_num_seqs = _positive("max_num_seqs", max_num_seqs, int) if max_num_seqs else DEFAULT_MAX_NUM_SEQS[large]
-        self.max_num_batched_tokens = _positive("max_num_batched_tokens", max_num_batched_tokens, int) \
+        self.max_num_seqs = positive("max_num_seqs", max_num_seqs, int) if max_num_seqs else DEFAULT_MAX_NUM_SEQS[large]
+        self.max_num_batched_tokens = positive("max_num_batched_tokens", max_num_batched_tokens, int) \
             if max_num_batched_tokens else DEFAULT_BATCHED_TOKENS[large]
         utilization = DEFAULT_GPU_MEMORY_UTILIZATION if gpu_memory_utilization is None else gpu_memory_utilization
-        self.gpu_memory_utilization = _positive("gpu_memory_utilization", utilization, float)
+        self.gpu_memory_utilization = positive("gpu_memory_utilization", utilization, float)
         if self.gpu_memory_utilization > 1:
-            raise CapacityError("gpu_memory_utilization %r: expected a fraction of the GPU's memory, above 0 and at "
+            raise CapacityError("gpu_memory_utilization %s: expected a fraction of the GPU's memory, above 0 and at "
                                 "most 1" % (gpu_memory_utilization,))
         kv = kv_cache_dtype or "auto"
-        if kv not in KV_DTYPES:
-            raise CapacityError("kv_cache_dtype %r: expected one of %s" % (kv_cache_dtype, ", ".join(KV_DTYPES)))
+        if not isinstance(kv, str) or kv not in KV_DTYPES:
+            raise CapacityError("kv_cache_dtype %s: expected one of %s"
+                                % (architectures.shown(kv_cache_dtype), ", ".join(KV_DTYPES)))
         self.kv_cache_dtype = kv
         self.kv_bytes = KV_DTYPES[kv] or shape.dtype_bytes
         self._check_parallelism()
@@ -104,14 +111,19 @@ class ServingRequest:
             raise CapacityError("pipeline_parallel_size %d: the model has only %d layers" % (self.pp, shape.num_layers))
 
 
-def _positive(name, value, kind):
+def positive(name, value, kind, maximum=None):
+    """``value`` as a finite ``kind`` (int or float) above 0 and at most ``maximum`` (default:
+    ``LIMITS[name]``); CapacityError naming ``name`` otherwise."""
+    maximum = LIMITS.get(name) if maximum is None else maximum
+    expected = "expected a positive %s%s" % ("whole number" if kind is int else "number",
+                                             ", at most %s" % maximum if maximum else "")
     try:
         number = kind(value)
-    except (TypeError, ValueError):
-        raise CapacityError("%s %r: expected a positive %s" % (name, value, "whole number" if kind is int else
-                                                               "number")) from None
-    if isinstance(value, bool) or number <= 0 or (kind is int and number != value and not isinstance(value, str)):
-        raise CapacityError("%s %r: expected a positive %s" % (name, value, "whole number" if kind is int else "number"))
+    except (TypeError, ValueError, OverflowError):   # OverflowError: int(inf)
+        raise CapacityError("%s %s: %s" % (name, architectures.shown(value), expected)) from None
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0 or (maximum and number > maximum) or \
+            (kind is int and number != value and not isinstance(value, str)):
+        raise CapacityError("%s %s: %s" % (name, architectures.shown(value), expected))
     return number
 
 
@@ -278,4 +290,26 @@ def plan(request):
     else:
         result["reason"] = ("fits: %.1f GiB of KV cache per GPU, %d tokens, %.1f sequences of %d tokens at once"
                             % (kv_cache / GIB, max_tokens, concurrent, request.max_model_len))
+    return checked_numbers(result)
+
+
+def checked_numbers(result, what="capacity plan"):
+    """``result`` when every number in it is finite and not negative; else CapacityError naming the key.
+    The inputs' checks keep every result finite: this is the last guard before a plan is written."""
+    stack = [((), result)]
+    while stack:
+        path, value = stack.pop()
+        # pushed in reverse: the first bad number in the document's order is the one named
+        if isinstance(value, dict):
+            stack.extend(reversed([(path + (str(key),), item) for key, item in value.items()]))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed([(path + (str(index),), item) for index, item in enumerate(value)]))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:   # an integer too large for a float
+                finite = False
+            if not finite or value < 0:
+                raise CapacityError("%s: %s came out %s; expected a finite number, not negative (an input outside "
+                                    "what the planner models)" % (what, ".".join(path), value))
     return result

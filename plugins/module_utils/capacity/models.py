@@ -43,15 +43,22 @@ def model_id(text):
 
 
 def read_config_file(path):
+    """A model's ``config.json`` at ``path`` (the user's: anywhere, links followed), read by the bounded
+    reader: a regular file (a FIFO never blocks), at most ``bounded_input.MAX_DOCUMENT_BYTES``, UTF-8
+    JSON without NaN or infinity; one line naming the file otherwise."""
+    name = "model_config %s" % path
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(bounded_input.MAX_DOCUMENT_BYTES + 1)
-    except OSError as exc:
-        raise CapacityError("model_config %s: cannot be read (%s)" % (path, exc.strerror or exc)) from None
+        text = bounded_input.read_text(path, None, name=name)
+    except bounded_input.FileRefused as exc:
+        if exc.missing:
+            raise CapacityError("%s: no such file; expected a path to a model's config.json" % name) from None
+        raise CapacityError(str(exc)) from None
     try:
-        config = bounded_input.parse(json.loads, text, "model_config %s" % path)
+        config = bounded_input.parse(json.loads, text, name)
     except ValueError as exc:
-        raise CapacityError("model_config %s: not a JSON config.json (%s)" % (path, exc)) from None
+        why = " ".join(str(exc).split())
+        why = why[len(name) + 2:] if why.startswith(name + ": ") else why
+        raise CapacityError("%s: not a JSON config.json (%s)" % (name, why)) from None
     if not isinstance(config, dict):
         raise CapacityError("model_config %s: expected a JSON object (a model's config.json)" % path)
     return config

@@ -42,6 +42,9 @@ def vllm_options(arguments):
     """The planner's parameters among vLLM's command-line ``arguments`` (``--name=value`` or ``--name value``)."""
     if isinstance(arguments, str):
         arguments = arguments.split()
+    if arguments is not None and not isinstance(arguments, (list, tuple)):
+        raise CapacityError("runtime_args %s: expected a list of vLLM's command-line arguments, or one string"
+                            % architectures.shown(arguments))
     found, items = {}, [str(a) for a in arguments or ()]
     index = 0
     while index < len(items):
@@ -62,14 +65,34 @@ def vllm_options(arguments):
     return found
 
 
-def _number(settings, key, default, kind=int):
+# the largest value of a point's whole-number settings: GPUs and pods per point, a batch, a sequence
+SETTING_LIMITS = {"gpu_count": 1 << 12, "replicas": 1 << 12, "gpu": 1 << 12, "pod_count": 1 << 12,
+                  "per_device_train_batch_size": 1 << 20, "max_seq_length": 1 << 32, "r": 1 << 16}
+
+
+def _number(settings, key, default, minimum=0):
+    """A whole-number setting from ``minimum`` to its limit (``SETTING_LIMITS``), ``default`` when unset."""
     value = settings.get(key, default)
     if value is None:
         return default
+    maximum = SETTING_LIMITS[key]
     try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise CapacityError("setting %s=%r: expected a number" % (key, value)) from None
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if number is None or isinstance(value, bool) or not minimum <= number <= maximum or \
+            (number != value and not isinstance(value, str)):
+        raise CapacityError("setting %s=%s: expected a whole number from %d to %d"
+                            % (key, architectures.shown(value), minimum, maximum))
+    return number
+
+
+def _mapping(value, name):
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise CapacityError("setting %s=%s: expected a mapping" % (name, architectures.shown(value)))
+    return value
 
 
 class ServingRequest:
@@ -110,12 +133,41 @@ class TrainingRequest:
 
     def memory_plan(self, settings, shape, gpu_memory_gib):
         per_pod, pods = self.gpus(settings)
-        hyper = settings.get("hyper_parameters") or {}
+        hyper = _mapping(settings.get("hyper_parameters"), "hyper_parameters")
         return training.plan(shape, gpu_memory_gib, per_pod * pods,
-                             batch_size=_number(hyper, "per_device_train_batch_size", 1),
-                             max_seq_length=_number(hyper, "max_seq_length", 1024),
+                             batch_size=_number(hyper, "per_device_train_batch_size", 1, minimum=1),
+                             max_seq_length=_number(hyper, "max_seq_length", 1024, minimum=1),
                              peft_method=hyper.get("peft_method") or "none",
-                             lora_rank=_number(hyper, "r", None) if hyper.get("r") is not None else None)
+                             lora_rank=_number(hyper, "r", None, minimum=1))
+
+
+def serving_plan(args):
+    """The ``capacity plan`` command (the ``capacity_plan`` action's arguments): ``(plan, message)`` of
+    one vLLM configuration; a plan holds finite, non-negative numbers only (``memory.checked_numbers``),
+    bad input is one CapacityError line naming it."""
+    if not args.get("model") and not args.get("model_config"):
+        raise CapacityError("capacity plan: give model (a Hugging Face model id) or model_config (a path to a "
+                            "config.json)")
+    if args.get("gpu_memory_gib"):
+        gpu_memory, gpu_source = args["gpu_memory_gib"], "gpu_memory_gib"
+    elif args.get("gpu"):
+        gpu_memory, gpu_source = gpu_table.product_memory(args["gpu"])
+    else:
+        raise CapacityError("capacity plan: give gpu (a GPU product as nodes label it, e.g. NVIDIA-H100-80GB-HBM3) "
+                            "or gpu_memory_gib")
+    loaded, provenance = models.model_config(model=args.get("model"), path=args.get("model_config"),
+                                             online=args.get("online", True))
+    shape = architectures.shape_of(loaded, "model %s" % (args.get("model_config") or args.get("model")))
+    request = memory.ServingRequest(
+        shape, gpu_memory, tensor_parallel_size=args.get("tensor_parallel_size", 1),
+        pipeline_parallel_size=args.get("pipeline_parallel_size", 1), max_model_len=args.get("max_model_len"),
+        max_num_seqs=args.get("max_num_seqs"), max_num_batched_tokens=args.get("max_num_batched_tokens"),
+        gpu_memory_utilization=args.get("gpu_memory_utilization"), kv_cache_dtype=args.get("kv_cache_dtype"),
+        dtype=args.get("dtype"), quantization=args.get("quantization"))
+    plan = memory.plan(request)
+    plan.update(model_id=models.model_id(args.get("model")) if args.get("model") else None,
+                model_config_source=provenance, gpu=args.get("gpu"), gpu_memory_source=gpu_source)
+    return plan, "%s: %s" % ("feasible" if plan["feasible"] else "INFEASIBLE", plan["reason"])
 
 
 # how a point of a flow asks for GPUs and memory (tests.<flow>.benchmark.capacity.request)
@@ -164,7 +216,8 @@ class PointPlanner:
         """(product, memory GiB, how it was chosen) of the GPU a point runs on."""
         product = settings.get("gpu_product") or self.options.get("gpu")
         if self.options.get("gpu_memory_gib"):
-            return product, float(self.options["gpu_memory_gib"]), "capacity.gpu_memory_gib"
+            return product, memory.positive("capacity.gpu_memory_gib", self.options["gpu_memory_gib"], float,
+                                            memory.LIMITS["gpu_memory_gib"]), "capacity.gpu_memory_gib"
         if not product and self.nodes:
             found = placement.products(self.nodes)
             if found:
@@ -187,7 +240,7 @@ class PointPlanner:
         """The verdict of one point: ``{"feasible", "skip", "reason", "gpus", "gpus_per_pod", "pods", "memory",
         "placement", "gpu_product", "model"}`` (JSON-ready; ``skip`` is ``feasible`` false with
         ``skip_infeasible``). CapacityError for input that cannot be planned."""
-        point = config_lib.get_dotted(config, self.settings_key, None) or {}
+        point = _mapping(config_lib.get_dotted(config, self.settings_key, None), self.settings_key)
         per_pod, pods = self.request.gpus(point)
         verdict = {"skip": False, "reason": "", "gpus": per_pod * pods, "gpus_per_pod": per_pod, "pods": pods,
                    "memory": None, "placement": None, "gpu_product": None,

@@ -21,6 +21,7 @@ points that cannot fit by a wide margin (a 70B full fine-tuning on one GPU), not
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import architectures
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import memory
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
 
 GIB = float(2 ** 30)
@@ -30,16 +31,24 @@ ACTIVATION_FACTOR = 34
 CONTEXT_GIB = 1.5
 DEFAULT_LORA_RANK = 8
 PEFT_METHODS = ("none", "lora")
+# the largest value of each number a job takes (far above any job; every result stays finite)
+LIMITS = {"gpus": 1 << 16, "batch_size": 1 << 20, "max_seq_length": 1 << 32, "lora_rank": 1 << 16}
 
 
 def plan(shape, gpu_memory_gib, gpus, batch_size=1, max_seq_length=1024, peft_method="none", lora_rank=None):
     """The per-GPU memory of a fine-tuning job (a JSON-ready dict with ``feasible`` and ``reason``)."""
     if peft_method in (None, ""):
         peft_method = "none"
-    if peft_method not in PEFT_METHODS:
+    if not isinstance(peft_method, str) or peft_method not in PEFT_METHODS:
         raise CapacityError("peft_method %r: expected one of %s" % (peft_method, ", ".join(PEFT_METHODS)))
-    if gpus <= 0:
+    if isinstance(gpus, (int, float)) and not isinstance(gpus, bool) and gpus <= 0:
         raise CapacityError("gpus %r: a fine-tuning job needs at least one GPU to plan" % (gpus,))
+    gpu_memory_gib = memory.positive("gpu_memory_gib", gpu_memory_gib, float)
+    gpus = memory.positive("gpus", gpus, int, LIMITS["gpus"])
+    batch_size = memory.positive("batch_size", batch_size, int, LIMITS["batch_size"])
+    max_seq_length = memory.positive("max_seq_length", max_seq_length, int, LIMITS["max_seq_length"])
+    if lora_rank is not None:
+        lora_rank = memory.positive("lora_rank", lora_rank, int, LIMITS["lora_rank"])
     counts = architectures.parameter_counts(shape)
     total = counts["total"]
     if peft_method == "lora":
@@ -78,4 +87,4 @@ def plan(shape, gpu_memory_gib, gpus, batch_size=1, max_seq_length=1024, peft_me
         result["reason"] = ("needs %.1f GiB per GPU (model states %.1f over %d GPU(s), activations %.1f), more than the "
                             "%.1f GiB of the GPU: more GPUs, a smaller batch or max_seq_length, or LoRA"
                             % (needed / GIB, per_gpu_states / GIB, gpus, activations / GIB, gpu_memory_gib))
-    return result
+    return memory.checked_numbers(result, "fine-tuning plan")

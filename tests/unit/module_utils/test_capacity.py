@@ -3,6 +3,8 @@ bad input, placement on GPU nodes, the point planner of the flows and the cost e
 
 import copy
 import json
+import math
+import os
 
 import pytest
 
@@ -14,6 +16,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import models
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import placement
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import requests
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import training
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
 
 GIB = 2 ** 30
@@ -410,3 +414,184 @@ def test_a_flow_matrix_skips_what_cannot_fit_and_estimates_from_the_store(tmp_pa
     compared = matrix_outcome.comparisons(str(tmp_path / "run"))
     assert [c["line"] for c in compared] == [
         "estimate vs actual: 1 point(s) with both, estimated 12 s, took 12 s (+0 %)"]
+
+
+# --------------------------------------------------------------------------
+# input from outside: every number finite and in range, every field of its type, one line naming it
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def config_of(model_id, **changes):
+    config = copy.deepcopy(model_table.lookup(model_id)["config"])
+    config.update(changes)
+    return config
+
+
+def refusal(function, *args, **kwargs):
+    with pytest.raises(CapacityError) as refused:
+        function(*args, **kwargs)
+    assert "\n" not in str(refused.value)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("gpu_memory_gib, shown", [
+    (float("nan"), "nan"), (float("inf"), "inf"), (1e308, "1e+308"), (-80.0, "-80.0"), (16385, "16385"),
+])
+def test_a_gpu_memory_that_is_not_a_finite_positive_size_is_refused(gpu_memory_gib, shown):
+    # on main nan answered "feasible: fits: nan GiB" (NaN in capacity_plan.json); inf and 1e308 ended in a ValueError
+    assert refusal(memory.ServingRequest, shape(LLAMA), gpu_memory_gib) == \
+        "gpu_memory_gib %s: expected a positive number, at most 16384" % shown
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("gpu_memory_utilization", float("nan"), "gpu_memory_utilization nan: expected a positive number"),
+    ("max_model_len", float("inf"), "max_model_len inf: expected a positive whole number, at most 4294967296"),
+    ("max_num_seqs", 10 ** 40, "max_num_seqs about 10^40: expected a positive whole number, at most 1048576"),
+    ("tensor_parallel_size", 8192, "tensor_parallel_size 8192: expected a positive whole number, at most 4096"),
+    ("kv_cache_dtype", ["fp8"], "kv_cache_dtype ['fp8']: expected one of auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16, "
+                                "float16"),
+    ("dtype", {"a": 1}, "dtype {'a': 1}: expected auto, bfloat16, float16 or float32"),
+    ("quantization", ["fp8"], "quantization ['fp8']: expected one of awq, fp8, gptq, int4, int8, mxfp4"),
+])
+def test_request_numbers_and_names_out_of_range_or_of_the_wrong_type_are_one_line(name, value, message):
+    assert refusal(memory.ServingRequest, shape(LLAMA), 79.19, **{name: value}) == message
+
+
+GPT_OSS = "openai/gpt-oss-20b"
+
+
+@pytest.mark.parametrize("model_id, changes, message", [
+    (LLAMA, {"torch_dtype": ["bfloat16"]}, "torch_dtype ['bfloat16'] (expected one of float32, float16, bfloat16)"),
+    (LLAMA, {"model_type": ["llama"]}, "architecture ['llama'] (model_type) is not known; known: deepseek_v2, "
+                                       "deepseek_v3, gemma, gemma2, gemma3, gemma3_text, gpt_oss, granite, kimi_k2, "
+                                       "llama, mistral, mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe"),
+    (LLAMA, {"num_attention_heads": 8192, "num_key_value_heads": 8},
+     "num_attention_heads 8192 is more than hidden_size 4096 (expected at most hidden_size)"),
+    (LLAMA, {"num_attention_heads": 48, "num_key_value_heads": 8},
+     "num_attention_heads 48 does not divide hidden_size 4096 (expected a divisor of it, or head_dim)"),
+    (LLAMA, {"num_key_value_heads": 5}, "num_key_value_heads 5 does not divide num_attention_heads 32 (expected a "
+                                        "divisor of it)"),
+    (LLAMA, {"hidden_size": 10 ** 300}, "hidden_size is about 10^300 (expected a positive whole number, at most "
+                                        "1048576)"),
+    (LLAMA, {"num_hidden_layers": True}, "num_hidden_layers is True (expected a positive whole number, at most 16384)"),
+    (LLAMA, {"tie_word_embeddings": "false"}, "tie_word_embeddings is 'false' (expected true or false)"),
+    (GPT_OSS, {"sliding_window": "128"}, "sliding_window is '128' (expected a positive whole number, at most "
+                                         "4294967296)"),
+    (GPT_OSS, {"sliding_window": -4500}, "sliding_window is -4500 (expected a positive whole number, at most "
+                                         "4294967296)"),
+    (GPT_OSS, {"num_experts_per_tok": 64}, "64 experts per token of 32 experts (expected at most the number of "
+                                           "experts)"),
+    (GPT_OSS, {"layer_types": ["sliding_attention"] * 25}, "layer_types names 25 sliding_attention layers (expected "
+                                                           "at most num_hidden_layers, 24)"),
+    (LLAMA, {"quantization_config": {"quant_method": "gptq", "bits": "4"}},
+     "quantization_config.bits is '4' (expected one of 2, 3, 4, 8)"),
+    (LLAMA, {"quantization_config": {"quant_method": "awq", "bits": -4}},
+     "quantization_config.bits is -4 (expected one of 2, 3, 4, 8)"),
+    (LLAMA, {"quantization_config": {"quant_method": "gptq", "group_size": -7}},
+     "quantization_config.group_size is -7 (expected a positive whole number, at most 4194304, or -1)"),
+    (LLAMA, {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": [{"weights": {}}]}},
+     "quantization_config.config_groups is [{'weights': {}}] (expected a mapping of groups)"),
+    (LLAMA, {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": ["w"]}}},
+     "quantization_config.config_groups.g is ['w'] (expected a mapping)"),
+    (LLAMA, {"quantization_config": {"quant_method": "compressed-tensors",
+                                     "config_groups": {"g": {"weights": {"num_bits": 5}}}}},
+     "quantization_config.config_groups.g.weights.num_bits is 5 (expected one of 2, 3, 4, 8, 16)"),
+    (LLAMA, {"quantization_config": {"quant_method": "compressed-tensors",
+                                     "config_groups": {"g": {"weights": {"num_bits": 4, "group_size": 0}}}}},
+     "quantization_config.config_groups.g.weights.group_size is 0 (expected a positive whole number, at most "
+     "4194304, or null)"),
+    ("Qwen/Qwen3-30B-A3B", {"mlp_only_layers": "0,1"}, "mlp_only_layers is '0,1' (expected a list of layer numbers)"),
+    ("Qwen/Qwen3-30B-A3B", {"decoder_sparse_step": 0.5}, "decoder_sparse_step is 0.5 (expected a positive whole "
+                                                         "number, at most 4194304)"),
+    ("deepseek-ai/DeepSeek-V3", {"num_experts_per_tok": None}, "num_experts_per_tok is missing (expected int)"),
+    ("deepseek-ai/DeepSeek-V3", {"first_k_dense_replace": -1}, "first_k_dense_replace is -1 (expected a "
+                                                               "non-negative whole number, at most 4194304)"),
+])
+def test_a_model_config_field_of_the_wrong_type_or_out_of_range_is_one_line_naming_it(model_id, changes, message):
+    # on main each of these ended in a TypeError, ValueError, AttributeError, ZeroDivisionError or OverflowError,
+    # or planned a "feasible" point with negative sequences or negative bits
+    where = "model %s" % model_id
+    assert refusal(lambda: memory.plan(memory.ServingRequest(
+        architectures.shape_of(config_of(model_id, **changes), where), 79.19))) == "%s: %s" % (where, message)
+
+
+def test_a_model_config_file_that_is_not_utf8_json_or_not_a_regular_file_is_one_line(tmp_path):
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"model_type": "caf\xe9"}')
+    nan = tmp_path / "nan.json"
+    nan.write_text(json.dumps(config_of(LLAMA)).replace('"hidden_size": 4096', '"hidden_size": NaN'))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert refusal(models.read_config_file, str(latin)) == \
+        "model_config %s: not UTF-8 text (byte 19); expected UTF-8" % latin
+    assert refusal(models.read_config_file, str(nan)) == \
+        "model_config %s: not a JSON config.json (key hidden_size: nan is not a finite number; expected a finite " \
+        "number)" % nan
+    assert refusal(models.read_config_file, str(fifo)) == \
+        "model_config %s: a FIFO, not a regular file; expected a regular file" % fifo
+    assert refusal(models.read_config_file, str(tmp_path / "absent.json")) == \
+        "model_config %s: no such file; expected a path to a model's config.json" % (tmp_path / "absent.json")
+
+
+def test_the_capacity_plan_command_writes_only_finite_non_negative_numbers(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config_of(GPT_OSS)))
+    for args in ({"model": LLAMA, "gpu": "NVIDIA-H100-80GB-HBM3", "max_model_len": 8192},
+                 {"model": LLAMA, "gpu_memory_gib": 0.5},                      # nothing fits
+                 {"model_config": str(path), "gpu_memory_gib": 16384, "max_num_seqs": 1},
+                 {"model": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "NVIDIA-L4", "tensor_parallel_size": 8,
+                  "max_model_len": 131072, "kv_cache_dtype": "fp8", "quantization": "fp8"}):
+        plan, message = requests.serving_plan(args)
+        written = tmp_path / "capacity_plan.json"
+        artifacts.write_json_atomic(str(written), plan)
+        numbers = [v for v in json.loads(written.read_text()).values()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        assert numbers and all(math.isfinite(v) and v >= 0 for v in numbers), plan
+        assert json.dumps(plan, allow_nan=False) and message.split(":")[0] in ("feasible", "INFEASIBLE")
+    assert refusal(requests.serving_plan, {"model": LLAMA, "gpu_memory_gib": float("nan")}) == \
+        "gpu_memory_gib nan: expected a positive number, at most 16384"
+    assert refusal(requests.serving_plan, {"model_config": str(tmp_path / "absent.json"), "gpu": "NVIDIA-L4"}) == \
+        "model_config %s: no such file; expected a path to a model's config.json" % (tmp_path / "absent.json")
+
+
+def test_a_plan_that_would_hold_a_number_not_finite_is_refused_naming_it(monkeypatch):
+    # the inputs' checks keep every result finite; the last guard names a number that is not, were a constant wrong
+    monkeypatch.setattr(memory, "NON_TORCH_GIB", {1: float("nan")})
+    assert refusal(memory.plan, memory.ServingRequest(shape(LLAMA), 79.19)) == \
+        "capacity plan: non_torch_gib came out nan; expected a finite number, not negative (an input outside what " \
+        "the planner models)"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"gpu": 1, "hyper_parameters": {"per_device_train_batch_size": -1}},
+     "setting per_device_train_batch_size=-1: expected a whole number from 1 to 1048576"),
+    ({"gpu": 1, "hyper_parameters": {"max_seq_length": 2.5}},
+     "setting max_seq_length=2.5: expected a whole number from 1 to 4294967296"),
+    ({"gpu": -2}, "setting gpu=-2: expected a whole number from 0 to 4096"),
+    ({"gpu": 1, "hyper_parameters": ["lora"]}, "setting hyper_parameters=['lora']: expected a mapping"),
+    ({"gpu": 1, "hyper_parameters": {"r": 0, "peft_method": "lora"}}, "setting r=0: expected a whole number from 1 "
+                                                                      "to 65536"),
+])
+def test_training_settings_out_of_range_are_one_line(settings, message):
+    # on main a negative batch size planned negative activations, a negative GPU count was taken as none
+    planner = requests.PointPlanner({"request": "fine_tuning", "model_key": "m", "online": False, "gpu_memory_gib": 80},
+                                    "s")
+    assert refusal(planner.plan_point, {"m": "hf://" + LLAMA, "s": settings}, {}) == message
+
+
+def test_a_training_plan_of_a_gpu_memory_that_is_not_finite_is_refused():
+    assert refusal(training.plan, shape(LLAMA), float("nan"), 1) == \
+        "gpu_memory_gib nan: expected a positive number, at most 16384"
+    assert json.dumps(training.plan(shape(LLAMA), 80.0, 8, batch_size=4, max_seq_length=4096), allow_nan=False)
+
+
+def test_the_flow_planner_refuses_a_capacity_gpu_memory_that_is_not_a_number():
+    planner = requests.PointPlanner(dict(SERVING, gpu_memory_gib="lots"), "tests.llm_serving.test_settings")
+    assert refusal(planner.plan_point, serving_config(), {}) == \
+        "capacity.gpu_memory_gib 'lots': expected a positive number, at most 16384"
+    planner = requests.PointPlanner(dict(SERVING, gpu_memory_gib=80), "tests.llm_serving.test_settings")
+    config = serving_config()
+    config["tests"]["llm_serving"]["test_settings"]["runtime_args"] = 5
+    assert refusal(planner.plan_point, config, {}) == \
+        "runtime_args 5: expected a list of vLLM's command-line arguments, or one string"
