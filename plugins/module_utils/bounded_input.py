@@ -59,12 +59,18 @@ def check_tree(value, source, max_depth=MAX_DEPTH, finite=True):
     """Refuse a tree of dicts/lists nested deeper than ``max_depth`` or (``finite``) holding a NaN or
     an infinity; the message names ``source`` and the key. Returns ``value``."""
     stack = [(value, ())]
+    # the deepest level each container was checked at: YAML aliases share one container in many
+    # places (a "billion laughs" document is a few lines), checked once per level, not once per place
+    checked = {}
     while stack:
         item, path = stack.pop()
         if isinstance(item, float) and finite and not math.isfinite(item):
             raise InputError("%s: key %s: %s is not a finite number; expected a finite number"
                              % (source, _key_path(path), item))
         if isinstance(item, (dict, list, tuple)):
+            if checked.get(id(item), -1) >= len(path):
+                continue   # already checked as deep or deeper: nothing new below it
+            checked[id(item)] = len(path)
             if len(path) >= max_depth:
                 raise InputError("%s: key %s: nested deeper than %d levels; expected at most %d"
                                  % (source, _key_path(path[:8]) + "...", max_depth, max_depth))

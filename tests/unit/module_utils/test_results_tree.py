@@ -319,3 +319,33 @@ def test_an_exit_code_linked_to_dev_zero_is_not_read(tree, workload):
     assert kind == "returned", warnings
     assert warnings[:2] == ["exit_code: a link out of the results directory (to /dev/zero), not followed; expected a "
                             "file inside %s" % tree, "exit_code: not an integer (None), the test counts as failed"]
+
+
+def _laughs(levels=9, width=10):
+    """A 'billion laughs' YAML document: a few lines, width ** levels leaves through aliases."""
+    lines = ['l0: &l0 [%s]' % ", ".join(['"x"'] * width)]
+    lines += ['l%d: &l%d [%s]' % (i, i, ", ".join(["*l%d" % (i - 1)] * width)) for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_document_of_yaml_aliases_is_checked_once_per_container_not_once_per_place():
+    # the settings of a tree are now checked (depth, numbers): on main the check walked every one of the
+    # 10^10 places of such a document (for ever); each shared container is checked once per level now
+    import yaml
+
+    def parse(text):
+        value = bounded_input.parse(yaml.safe_load, text, "settings.yaml", finite=True)
+        return len(value)
+    assert bounded_call.call(parse, _laughs()) == ("returned", 10)
+    assert bounded_call.call(parse, _laughs().replace('"x"', ".nan", 1)) == (
+        "raised", ("InputError", "settings.yaml: key l9.9.9.9.9.9.9.9.9.9.0: nan is not a finite number; expected a "
+                                 "finite number"))
+    assert bounded_call.call(parse, "&a [*a]") == (
+        "raised", ("InputError", "settings.yaml: key 0.0.0.0.0.0.0.0...: nested deeper than 64 levels; expected at "
+                                 "most 64"))
+
+
+def test_a_settings_file_of_yaml_aliases_does_not_stall_the_walk(tree, workload):
+    (tree / "settings.yaml").write_text(_laughs())
+    kind, count = bounded_call.call(lambda: len(store.parse_results(str(tree), workload)[0]))
+    assert (kind, count) == ("returned", 3)
