@@ -412,3 +412,22 @@ def test_replay_says_in_one_line_what_is_not_a_spooled_notification(tmp_path, se
         "%s: notifier 'teams' is not one of github, slack" % (spool / "b.json"),
         "%s: not a spooled notification (list indices must be integers or slices, not str)" % (spool / "c.json")]
     assert sorted(os.listdir(spool)) == ["a.json", "b.json", "c.json"]
+
+
+def test_link_headers_and_answer_values_are_read_by_hand():
+    from ansible_collections.perfscale.topsail.plugins.module_utils.notify import answers
+
+    assert answers.next_link('<https://x/a?page=1>; rel="prev", <https://x/a?page=3>; rel="next"') == \
+        "https://x/a?page=3"
+    assert answers.next_link('<https://x/a?page=2>;rel=next') == "https://x/a?page=2"
+    assert answers.next_link('<https://x/a?page=2>; rel="last"') is None
+    assert answers.next_link('https://x/a?page=2; rel="next"') is None   # no angle brackets: not a link
+    assert answers.next_link("<" * 200000) is None                        # linear, whatever its length
+    assert answers.page_of("https://x/a?per_page=100&page=7") == "7" and answers.page_of("https://x/a") is None
+    assert answers.header({"link": "a", "Other": "b"}, "Link") == "a" and answers.header({}, "Link") == ""
+    assert [answers.kind(v) for v in (None, True, 3, 1.5, "s", [], {})] == [
+        "null", "a boolean", "a whole number", "a number", "a string", "a list", "an object"]
+    assert answers.whole_number(True) is None and answers.whole_number(12) == 12
+    assert answers.one_line("a\n  b\tc") == "a b c" and answers.one_line("x" * 400) == "x" * 297 + "..."
+    assert answers.link_url("https://github.com/a#1") == "https://github.com/a#1"
+    assert answers.link_url("javascript:alert(1)") is None and answers.link_url("https://a\nb") is None
