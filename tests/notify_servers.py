@@ -12,12 +12,17 @@ GitHub (docs.github.com/rest/issues/comments): ``GET /repos/{owner}/{repo}/issue
 (``per_page``, ``page``, a ``Link: <...>; rel="next"`` header while more pages follow), ``POST`` there
 (201), ``PATCH /repos/{owner}/{repo}/issues/comments/{id}`` (200); a bad token is 401 ``{"message":
 "Bad credentials"}``; a secondary rate limit is 403 with ``Retry-After``; an unknown repository 404.
+Who the token is: ``GET /user`` -> ``{"login", "id", "type"}`` for a user's token; a GitHub App
+installation token (``app=True``) is refused there (403 ``Resource not accessible by integration``)
+and answered by GraphQL (``POST /graphql`` ``{"query": "query { viewer { login } }"}`` -> ``{"data":
+{"viewer": {"login": "<app slug>[bot]"}}}``). Comments are written by the token's account.
 
 Slack (api.slack.com/methods): ``POST /api/chat.postMessage`` (JSON, ``channel``, ``text``,
 ``thread_ts``, ``metadata``) -> ``{"ok": true, "channel", "ts", "message"}``; ``GET
 /api/conversations.history`` (``channel``, ``limit``, ``include_all_metadata``) -> ``{"ok": true,
 "messages": [newest first]}``; errors are HTTP 200 ``{"ok": false, "error": "invalid_auth"}``; a rate
-limit is 429 with ``Retry-After``.
+limit is 429 with ``Retry-After``. ``auth.test`` -> ``{"ok": true, "user_id", "bot_id", ...}``; a message
+posted with the bot token carries the bot's ``user`` and ``bot_id``.
 
 ``faults``: a list of ``(status, headers, body)`` answered, one per request, before the normal answers.
 """
@@ -47,16 +52,27 @@ class StandIn:
 
 
 class GitHub(StandIn):
-    def __init__(self, token, page_size_limit=100):
+    def __init__(self, token, page_size_limit=100, login="perfscale-bot", app=False):
         super().__init__(token)
         self.comments = {}   # (repo, n) -> [comment]
         self.next_id = 1000
         self.repos = {"team/project"}
         self.page_size_limit = page_size_limit
+        self.login = login
+        self.app = app
 
     def answer(self, method, path, query, headers, body):
         if headers.get("Authorization") not in ("Bearer " + self.token, "token " + self.token):
             return 401, {}, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}
+        if path == "/user" and method == "GET":
+            if self.app:
+                return 403, {}, {"message": "Resource not accessible by integration",
+                                 "documentation_url": "https://docs.github.com/rest/users/users"}
+            return 200, {}, {"login": self.login, "id": 4242, "type": "User"}
+        if path == "/graphql" and method == "POST":
+            if "viewer" not in str((body or {}).get("query")):
+                return 200, {}, {"errors": [{"message": "unknown query"}]}
+            return 200, {}, {"data": {"viewer": {"login": self.login}}}
         match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
         if match:
             repo, number = match.group(1), int(match.group(2))
@@ -75,7 +91,8 @@ class GitHub(StandIn):
                 if not isinstance(body, dict) or not body.get("body"):
                     return 422, {}, {"message": "Validation Failed"}
                 self.next_id += 1
-                comment = {"id": self.next_id, "body": body["body"], "user": {"login": "perfscale-bot"},
+                comment = {"id": self.next_id, "body": body["body"],
+                           "user": {"login": self.login, "type": "Bot" if self.app else "User"},
                            "html_url": "https://github.com/%s/pull/%d#issuecomment-%d" % (repo, number, self.next_id)}
                 comments.append(comment)
                 return 201, {}, comment
@@ -95,23 +112,42 @@ class GitHub(StandIn):
             self.comments.setdefault((repo, number), []).append(
                 {"id": self.next_id, "body": "looks good %d" % index, "user": {"login": "someone"}})
 
+    def plant(self, repo, number, body, login):
+        """A comment of ``login`` (another account: someone who copied our marker)."""
+        self.next_id += 1
+        comment = {"id": self.next_id, "body": body, "user": {"login": login, "type": "User"},
+                   "html_url": "https://github.com/%s/pull/%d#issuecomment-%d" % (repo, number, self.next_id)}
+        self.comments.setdefault((repo, number), []).append(comment)
+        return comment
+
 
 class Slack(StandIn):
-    def __init__(self, token):
+    def __init__(self, token, user_id="U0PERFBOT", bot_id="B0PERF"):
         super().__init__(token)
         self.messages = {}   # channel -> [message], oldest first
         self.channels = {"C0PERF"}
         self.clock = 1700000000
+        self.user_id = user_id
+        self.bot_id = bot_id
 
     def answer(self, method, path, query, headers, body):
         if headers.get("Authorization") != "Bearer " + self.token:
             return 200, {}, {"ok": False, "error": "invalid_auth"}
+        if path == "/api/auth.test":
+            answer = {"ok": True, "url": "https://perfscale.slack.com/", "team": "perfscale", "user": "perfscale",
+                      "team_id": "T0PERF", "user_id": self.user_id}
+            if self.bot_id:
+                answer["bot_id"] = self.bot_id
+            return 200, {}, answer
         if path == "/api/chat.postMessage" and method == "POST":
             channel = (body or {}).get("channel")
             if channel not in self.channels:
                 return 200, {}, {"ok": False, "error": "channel_not_found"}
             self.clock += 1
-            message = {"type": "message", "text": body.get("text"), "ts": "%d.000100" % self.clock}
+            message = {"type": "message", "text": body.get("text"), "ts": "%d.000100" % self.clock,
+                       "user": self.user_id}
+            if self.bot_id:
+                message["bot_id"] = self.bot_id
             if body.get("thread_ts"):
                 message["thread_ts"] = body["thread_ts"]
             if body.get("metadata"):
@@ -130,6 +166,16 @@ class Slack(StandIn):
                      for m in reversed(top)][:limit]
             return 200, {}, {"ok": True, "messages": items, "has_more": False}
         return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def plant(self, channel, text, metadata, user, bot_id=None):
+        """A top-level message of another member or app (one that copied our metadata)."""
+        self.clock += 1
+        message = {"type": "message", "text": text, "ts": "%d.000100" % self.clock, "user": user,
+                   "metadata": metadata}
+        if bot_id:
+            message["bot_id"] = bot_id
+        self.messages.setdefault(channel, []).append(message)
+        return message
 
 
 class Horreum(StandIn):

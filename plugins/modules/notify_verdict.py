@@ -16,12 +16,15 @@ description:
     artifacts - to every notifier the C(notifications) section enables.
   - GitHub (C(notifications.github) - C(api_url), C(repo), C(pr_number), C(token_file)) - one comment per pull
     request and test, found again by a hidden marker and updated by later runs; GitHub Enterprise through its
-    C(api_url).
+    C(api_url). Only a marker comment written by the token's own account (C(GET /user), or GraphQL's
+    C(viewer) for an app installation token) is edited; another account's is left alone and a new one posted.
   - Slack (C(notifications.slack) - C(api_url), C(channel), C(token_file)) - one message per run, in a thread per
-    pull request when C(notifications.github) names one.
+    pull request when C(notifications.github) names one; only a thread the token's own bot (or user, per
+    C(auth.test)) started is replied to.
   - A notifier that fails (a missing or refused token, a rate limit asking to wait longer than
-    C(notifications.max_retry_after_s), a dead endpoint) is a warning, never a failed task; its message is spooled
-    under C(<run root>/notify_spool/) and O(spool_dir) sends it again. Tokens come from the secrets directory and
+    C(notifications.max_retry_after_s), a dead endpoint, an answer of an unexpected shape, any exception) is one
+    warning line, never a failed task; its message is spooled under C(<run root>/notify_spool/) and O(spool_dir)
+    sends it again, and what the other notifiers delivered is kept. Tokens come from the secrets directory and
     never reach the task's output or the artifacts. The outcome goes to C(notifications.json) in the run directory.
   - Skipped when no notifier is enabled. Runs on the controller (action plugin).
 author:

@@ -80,3 +80,30 @@ def test_a_refused_token_is_a_warning_and_notify_yml_sends_the_spooled_message(t
         assert len(github.comments[("team/project", 7)]) == 1
     assert os.listdir(root / "notify_spool") == []
     assert grep_tree(str(tmp_path / "run"), "ghp_WrongTokenForThisTest000") == []
+
+
+def test_an_odd_slack_answer_is_a_warning_githubs_comment_is_kept_and_the_verdict_still_fails_the_run(tmp_path):
+    scripted = os.path.join(REPO, "tests", "fixtures", "indicators", "scripted.py")
+    with serving(GitHub(GH_TOKEN)) as github, serving(Slack(SLACK_TOKEN)) as slack:
+        slack.faults.append((200, {}, {"ok": True, "messages": [None]}))
+        root = tmp_path / "run"
+        run = run_playbook("playbooks/benchmark.yml", "-e", "artifact_dir=%s" % root,
+                           "-e", overrides(github, slack, tmp_path, **{
+                               "tests.capture_environment.enabled": False,
+                               "tests.benchmark.fail_on_point_failure": True,
+                               "tests.benchmark.indicators": {"scripted": {"command": [sys.executable, scripted]}},
+                               "tests.benchmark.matrix": {"factors": {"indicator": "scripted", "mode": ["ok", "fail"]},
+                                                          "common_settings": {}, "include": [], "exclude": []}}),
+                           env=secrets(tmp_path))
+        comments = github.comments[("team/project", 7)]
+    # the run fails for its own verdict (a failed point), not for the notification
+    assert run.returncode != 0 and "1 benchmark point(s) failed: mode=fail" in run.flat, run.output[-3000:]
+    assert "Traceback" not in run.output
+    assert "notifications.slack: %s/api/conversations.history: messages[0] is null; expected message objects " \
+           "(spooled: the verdict stands)" % slack.url in run.flat
+    record = json.loads((root / "notifications.json").read_text())
+    assert [(d["notifier"], d["action"], d["comment_id"]) for d in record["delivered"]] == [
+        ("github", "created", comments[0]["id"])]
+    assert "FAILED POINTS" in comments[0]["body"]
+    assert os.listdir(root / "notify_spool") == ["slack.json"]
+    assert grep_tree(str(root), GH_TOKEN) == [] and grep_tree(str(root), SLACK_TOKEN) == []
