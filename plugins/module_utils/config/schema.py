@@ -349,9 +349,10 @@ def regression_model():
     class Regression(pydantic.BaseModel):
         model_config = _strict()
         enabled: bool = True
-        method: _choice(methods.method_names()) = "edivisive"
+        method: _choice(methods.method_names()) = methods.DEFAULT_METHOD
         fail_test_on_regression: bool = False
         fail_on_persisting: bool = False
+        fail_on_drift: bool = False
         require_history: bool = False
         compare_across_machines: bool = False
         machine_keys: Optional[List[str]] = None

@@ -22,6 +22,7 @@ import functools
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import RegressionError
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import maths
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import segments
 
 
 class ChangePointMethod:
@@ -38,6 +39,11 @@ class ChangePointMethod:
     def find(self, series, options):
         raise NotImplementedError
 
+    def analyse(self, series, options):
+        """Change points and drift (``segments.Segmentation``); a method without a trend model finds
+        change points only."""
+        return segments.Segmentation(self.find(series, options))
+
     def defaults(self):
         return self.options_model()().model_dump()
 
@@ -46,6 +52,42 @@ def _strict_model(name, **fields):
     import pydantic
 
     return pydantic.create_model(name, __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+
+
+class LinearSegments(ChangePointMethod):
+    name = "linear_segments"
+    description = ("Straight-line segments (binary segmentation); a jump between them is a change when it stands "
+                   "out of the long-run noise; a sloped last segment is a drift")
+
+    @staticmethod
+    @functools.cache
+    def options_model():
+        import pydantic
+
+        return _strict_model(
+            "LinearSegmentsOptions",
+            # proposals: a split must lower the residual sum of squares by penalty x log(n) noise variances
+            penalty=(float, pydantic.Field(default=8.0, gt=0)),
+            # a jump between two segments: its two-sided p-value against the long-run noise
+            max_pvalue=(float, pydantic.Field(default=0.01, gt=0, lt=1)),
+            # a change made of the newest point alone (the verdict's question, with one point on its side)
+            newest_max_pvalue=(float, pydantic.Field(default=0.001, gt=0, lt=1)),
+            min_magnitude=(float, pydantic.Field(default=0.02, ge=0)),
+            min_size=(int, pydantic.Field(default=5, ge=3)),
+            # an earlier point this many noise deviations from its neighbours' median is an outlier (0: none)
+            outlier_z=(float, pydantic.Field(default=4.0, ge=0)),
+            drift_max_pvalue=(float, pydantic.Field(default=0.001, gt=0, lt=1)),
+        )
+
+    def minimum_history(self, options):
+        # a segment of min_size points before the newest one
+        return options["min_size"]
+
+    def find(self, series, options):
+        return self.analyse(series, options).changes
+
+    def analyse(self, series, options):
+        return segments.linear_segments(series, **options)
 
 
 class EDivisive(ChangePointMethod):
@@ -121,7 +163,8 @@ class RelativeWindows(ChangePointMethod):
         return maths.relative_windows(series, **options)
 
 
-METHODS = {method.name: method for method in (EDivisive(), ZScore(), RelativeWindows())}
+METHODS = {method.name: method for method in (LinearSegments(), EDivisive(), ZScore(), RelativeWindows())}
+DEFAULT_METHOD = LinearSegments.name
 
 
 def method_names():
@@ -154,15 +197,26 @@ def resolve_options(name, options=None):
         raise RegressionError("regression method %s: invalid option(s): %s" % (name, "; ".join(problems))) from None
 
 
-def find_change_points(values, method="edivisive", **options):
-    """Change points of an ordered series (None and NaN values are dropped first)."""
+def analyse_series(values, method=DEFAULT_METHOD, **options):
+    """Change points and drift of an ordered series. A value that is missing (None) or not finite is
+    a gap: it is left out of the maths, and every index returned (change points, a drift's start)
+    is the position in ``values`` as given, so that it names the right run."""
     import numpy as np
 
-    series = np.asarray(values, dtype=float)   # a None becomes NaN
-    missing = np.isnan(series)
-    if missing.any():
-        series = series[~missing]
+    series = np.array([np.nan if value is None else value for value in values], dtype=float)
+    present = np.flatnonzero(np.isfinite(series))
     settings = resolve_options(method, options)
-    if series.size < 2:
-        return []
-    return get_method(method).find(series, settings)
+    if present.size < 2:
+        return segments.Segmentation([])
+    found = get_method(method).analyse(series[present] if present.size < series.size else series, settings)
+    if present.size < series.size:
+        for change in found.changes:
+            change.index = int(present[change.index])
+        if found.drift is not None:
+            found.drift.start = int(present[found.drift.start])
+    return found
+
+
+def find_change_points(values, method=DEFAULT_METHOD, **options):
+    """Change points of an ordered series; gaps (None, NaN) keep their place (``analyse_series``)."""
+    return analyse_series(values, method, **options).changes

@@ -40,7 +40,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.regression impor
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 
-VERDICTS = ("regression", "persisting_regression", "improvement", "inconclusive", "no_change", "not_enough_history")
+VERDICTS = ("regression", "persisting_regression", "improvement", "drift", "inconclusive", "no_change",
+            "not_enough_history")
 
 # a short history's change that more runs at the same spread would decide within this many is
 # given a number of runs; beyond it, more runs at this spread will not decide it
@@ -185,17 +186,22 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
     ``persisting_regression``  an earlier run changed the KPI for the worse and the current
         value is still worse than the baseline before that change (by at least half of the
         change): the run that introduced it (``since``) is named;
+    ``drift``  no step, but the latest segment slopes (a method with a trend model:
+        ``linear_segments``): ``drift`` gives its slope per run, the run it starts at (``since``),
+        how far it moved and whether for the worse or the better;
     ``no_change``  with the prediction t-test's p-value and the effect size against the
         current segment;
     ``inconclusive``  a short history's change that its spread cannot tell from noise
         (``inconclusive_reason``, ``why``, ``runs_needed``);
     ``not_enough_history``  no history at all.
     With fewer points than the method needs, method ``short_history`` (``_short_history``).
+    A history value that is missing or not a finite number is a gap: it is left out of the maths
+    and every index of the evidence (change points, a drift's start) is its position in ``history``.
     """
-    # a stored value that is not a finite number (a store answering "NaN") is no evidence
-    history = [h for h in history if isinstance(h.get("value"), (int, float)) and not isinstance(h["value"], bool)
-               and math.isfinite(h["value"])]
-    values = [float(h["value"]) for h in history]
+    # a stored value that is not a finite number (a store answering "NaN", a run without the KPI) is
+    # no evidence, but keeps its place: every index of the evidence is a position in ``history``
+    given = [float(h["value"]) if _finite_number(h.get("value")) else None for h in history]
+    values = [value for value in given if value is not None]
     evidence = {"history_points": len(values), "current": current, "method": method}
     if not values:
         return "not_enough_history", evidence
@@ -206,18 +212,21 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
                              % (len(values), needed, method))
         return _short_history(values, current, higher_is_better, short_history_threshold, short_history_max_pvalue,
                               evidence)
-    series = values + [current]
-    changes = methods.find_change_points(series, method, **options)
+    if len(values) < len(given):
+        evidence["gaps"] = len(given) - len(values)
+    series = given + [current]
+    found = methods.analyse_series(series, method, **options)
+    changes = found.changes
     evidence["change_points"] = [c.as_dict() for c in changes]
     latest = changes[-1] if changes else None
     if latest is not None and latest.index == len(series) - 1:
         evidence.update(latest.as_dict(), absolute_change=latest.mean_after - latest.mean_before)
         return direction_verdict(latest.relative_change, higher_is_better), evidence
     segment_start = latest.index if latest is not None else 0
-    evidence.update(_against(values[segment_start:], current))
+    evidence.update(_against(_present(given[segment_start:]), current))
     if latest is not None and direction_verdict(latest.relative_change, higher_is_better) == "regression":
         previous_start = changes[-2].index if len(changes) > 1 else 0
-        before = statistics.fmean(values[previous_start:latest.index])
+        before = statistics.fmean(_present(given[previous_start:latest.index]))
         still = maths.relative_change(before, current)
         if direction_verdict(still, higher_is_better) == "regression" and \
                 abs(still) >= abs(latest.relative_change) / 2:
@@ -225,7 +234,23 @@ def _judge(history, current, higher_is_better, method, options, short_history_th
                             pre_change_mean=before, relative_change_since=still, pvalue_at_since=latest.pvalue,
                             absolute_change_since=current - before)
             return "persisting_regression", evidence
+    if found.drift is not None:
+        drift = found.drift.as_dict()
+        drift.update(since=_point(history, found.drift.start) if found.drift.start < len(history) else None,
+                     direction="better" if direction_verdict(found.drift.relative_change, higher_is_better)
+                     == "improvement" else "worse")
+        evidence["drift"] = drift
+        return "drift", evidence
     return "no_change", evidence
+
+
+def _finite_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _present(values):
+    """The values of a stretch of history that are there (its gaps left out)."""
+    return [value for value in values if value is not None]
 
 
 def _ignored(labels, ignored_entries):
@@ -252,12 +277,13 @@ def _sort_key(sorting_keys):
 def _empty_summary(settings, store_description):
     return {"method": settings["method"], "options": settings["method_options"],
             "fail_test_on_regression": settings["fail_test_on_regression"],
-            "fail_on_persisting": settings["fail_on_persisting"], "require_history": settings["require_history"],
+            "fail_on_persisting": settings["fail_on_persisting"], "fail_on_drift": settings.get("fail_on_drift", False),
+            "require_history": settings["require_history"],
             "comparison_keys": settings["comparison_keys"], "ignored_keys": settings["ignored_keys"],
             "machine_keys": settings["machine_keys"], "compare_across_machines": settings["compare_across_machines"],
             "baseline_policy": settings["noise"]["baseline"],
             "store": store_description, "entries_analysed": 0, "kpis_analysed": 0, "kpis_with_history": 0,
-            "regressions": [], "persisting_regressions": [], "improvements": [], "inconclusive": [],
+            "regressions": [], "persisting_regressions": [], "improvements": [], "drifts": [], "inconclusive": [],
             "no_change": 0, "not_enough_history": [], "without_history": {reason: 0 for reason in NO_HISTORY_REASONS},
             "noisy_entries": [], "baselines_with_noisy_runs": 0, "not_analysed": [],
             "excluded_from_baselines": {"noisy": 0, "forgotten": 0}}
@@ -279,7 +305,8 @@ def _line(test_path, name, kpi, verdict, evidence, noisy):
             "history_points": evidence["history_points"], "method": evidence["method"], "noisy": bool(noisy)}
     for key in ("history_mean", "mean_before", "baseline_mean", "absolute_change", "relative_change", "pvalue",
                 "effect_size", "since", "pre_change_mean", "relative_change_since", "undefined", "baseline_noisy_points",
-                "uncertainty", "inconclusive_reason", "runs_needed", "leaning", "why", "no_history_reason"):
+                "uncertainty", "inconclusive_reason", "runs_needed", "leaning", "why", "no_history_reason", "drift",
+                "gaps"):
         if evidence.get(key) is not None:
             line[key] = evidence[key]
     return line
@@ -425,7 +452,7 @@ def analyse(payloads, store, settings, workload_name):
                     summary["kpis_with_history"] += 1
                 line = _line(test_path, name, kpi, verdict, evidence, noisy)
                 bucket = {"regression": "regressions", "persisting_regression": "persisting_regressions",
-                          "improvement": "improvements", "inconclusive": "inconclusive",
+                          "improvement": "improvements", "drift": "drifts", "inconclusive": "inconclusive",
                           "not_enough_history": "not_enough_history"}.get(verdict)
                 if bucket:
                     summary[bucket].append(line)
@@ -451,7 +478,7 @@ def analyse(payloads, store, settings, workload_name):
                            "baseline_policy": policy, "baseline_noisy_points": evidence.get("baseline_noisy_points", 0),
                            "inconclusive_reason": evidence.get("inconclusive_reason"),
                            "runs_needed": evidence.get("runs_needed"), "why": evidence.get("why"),
-                           "no_history_reason": evidence.get("no_history_reason"),
+                           "no_history_reason": evidence.get("no_history_reason"), "drift": evidence.get("drift"),
                            "test_uuid": payload["metadata"]["test_uuid"], "@timestamp": payload["metadata"]["timestamp"],
                            "workload": workload_name,
                            "doc_id": stores_base.doc_id("regression", payload["metadata"]["test_uuid"], name)})
@@ -474,6 +501,9 @@ def gate_decision(summary):
             reasons.append("%d new regression(s)" % len(new))
         if summary["fail_on_persisting"] and summary["persisting_regressions"]:
             reasons.append("%d persisting regression(s)" % len(summary["persisting_regressions"]))
+        worse = [d for d in summary.get("drifts") or () if (d.get("drift") or {}).get("direction") == "worse"]
+        if summary.get("fail_on_drift") and worse:
+            reasons.append("%d drift(s) for the worse" % len(worse))
     if summary["require_history"] and not summary["kpis_with_history"]:
         reasons.append("no KPI has any history (regression.require_history)")
     return {"fail_test": bool(reasons), "fail_reasons": reasons}
@@ -512,9 +542,10 @@ def summary_message(summary):
     why = ", ".join("%d %s" % (count, NO_HISTORY_WORDS[reason])
                     for reason, count in (summary.get("without_history") or {}).items() if count)
     text = ("%d KPI(s) of %d entr%s compared (%s): %d regression(s), %d persisting regression(s), %d improvement(s), "
-            "%d inconclusive, %d no change; %d KPI(s) without history%s") % (
+            "%d drift(s), %d inconclusive, %d no change; %d KPI(s) without history%s") % (
         compared, summary["entries_analysed"], "y" if summary["entries_analysed"] == 1 else "ies", summary["method"],
         len(summary["regressions"]), len(summary["persisting_regressions"]), len(summary["improvements"]),
+        len(summary.get("drifts") or ()),
         len(summary.get("inconclusive") or ()), summary.get("no_change") or 0, without, " (%s)" % why if why else "")
     noise = noise_words(summary)
     if noise:

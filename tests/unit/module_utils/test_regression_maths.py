@@ -86,11 +86,15 @@ def test_a_change_inside_the_series_has_the_stricter_threshold():
     assert methods.find_change_points(values, "edivisive", min_magnitude=0.01) == []
 
 
-def test_none_and_nan_values_are_left_out_of_the_series():
+@pytest.mark.parametrize("method", ["edivisive", "linear_segments"])
+def test_gaps_keep_their_place(method):
+    """None and NaN are left out of the maths, but a change point is reported at its position in the
+    series as given: the step at 20 comes back at 21 after the gap at 10 (the run it happened at)."""
     values = list(noisy(40, seed=2))
     values[20:] = [v * 1.2 for v in values[20:]]
     with_gaps = values[:10] + [None] + values[10:30] + [float("nan")] + values[30:]
-    assert [c.index for c in methods.find_change_points(with_gaps, "edivisive")] == [20]
+    assert [c.index for c in methods.find_change_points(with_gaps, method)] == [21]
+    assert [c.index for c in methods.find_change_points(values, method)] == [20]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -152,7 +156,7 @@ def test_constant_series_and_short_series():
 
 
 def test_unknown_method_and_option_are_errors():
-    with pytest.raises(errors.RegressionError, match=r"regression method 'hunter': expected one of edivisive, relative, zscore"):
+    with pytest.raises(errors.RegressionError, match=r"regression method 'hunter': expected one of edivisive, linear_segments, relative, zscore"):
         methods.find_change_points([1, 2, 3], "hunter")
     with pytest.raises(errors.RegressionError, match=r"regression method zscore has no option window; its options: confirm, "):
         methods.find_change_points([1, 2, 3], "zscore", window=3)
@@ -440,7 +444,7 @@ def test_edivisive_needs_two_segments_of_min_size_and_at_least_four_runs(min_siz
 def test_an_unknown_method_names_the_known_ones():
     with pytest.raises(errors.RegressionError) as refused:
         methods.get_method("nope")
-    assert str(refused.value) == "regression method 'nope': expected one of edivisive, relative, zscore"
+    assert str(refused.value) == "regression method 'nope': expected one of edivisive, linear_segments, relative, zscore"
 
 
 def test_unknown_options_are_named_together_with_the_methods_options():

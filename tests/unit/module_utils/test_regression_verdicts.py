@@ -349,7 +349,7 @@ def test_the_summary_says_why_kpis_have_no_history(tmp_path):
     # rate of "new" has history on another machine only; its time_median and "fresh" have none
     assert summary["without_history"] == {"none": 3, "noisy": 0, "forgotten": 0, "other_machine": 1}
     assert ("0 KPI(s) of 2 entries compared (edivisive): 0 regression(s), 0 persisting regression(s), "
-            "0 improvement(s), 0 inconclusive, 0 no change; 4 KPI(s) without history (3 none stored, "
+            "0 improvement(s), 0 drift(s), 0 inconclusive, 0 no change; 4 KPI(s) without history (3 none stored, "
             "1 only on other machines)") in summary["message"]
     assert {r["no_history_reason"] for r in records if r["kpi_name"] == "rate"} == {"other_machine", "none"}
 
@@ -406,7 +406,7 @@ def test_method_options_are_the_methods_defaults_updated_with_its_own_section():
 def test_unknown_methods_are_named_sorted_with_the_known_ones():
     with pytest.raises(errors.RegressionError) as raised:
         ra.effective_settings(dict(SECTION, options={"otava": {}, "hunter": {}, "zscore": {}}), WORKLOAD)
-    assert str(raised.value) == "regression.options: unknown method(s) hunter, otava; methods: edivisive, relative, zscore"
+    assert str(raised.value) == "regression.options: unknown method(s) hunter, otava; methods: edivisive, linear_segments, relative, zscore"
 
 
 @pytest.mark.parametrize("change, higher_is_better, verdict", [
@@ -846,10 +846,11 @@ def test_history_unavailable_lists_every_entry_and_fails_nothing():
     assert datetime.datetime.fromisoformat(analysed_at).utcoffset() == datetime.timedelta(0)
     assert summary == {
         "method": "edivisive", "options": section["method_options"], "fail_test_on_regression": True,
-        "fail_on_persisting": False, "require_history": False, "comparison_keys": ["version"], "ignored_keys": ["run_id"],
+        "fail_on_persisting": False, "fail_on_drift": False, "require_history": False, "comparison_keys": ["version"],
+        "ignored_keys": ["run_id"],
         "machine_keys": ["cpu"], "compare_across_machines": False, "baseline_policy": "prefer_quiet", "store": "unavailable",
         "entries_analysed": 0, "kpis_analysed": 0, "kpis_with_history": 0, "regressions": [],
-        "persisting_regressions": [], "improvements": [], "inconclusive": [], "no_change": 0, "not_enough_history": [],
+        "persisting_regressions": [], "improvements": [], "drifts": [], "inconclusive": [], "no_change": 0, "not_enough_history": [],
         "without_history": {"none": 0, "noisy": 0, "forgotten": 0, "other_machine": 0}, "noisy_entries": [],
         "baselines_with_noisy_runs": 0,
         "not_analysed": [{"test": "run/a", "reason": "history unavailable: connection refused"},
@@ -931,7 +932,7 @@ def message_summary(**changes):
 def test_the_console_line_counts_every_verdict_and_says_why_kpis_have_no_history():
     assert ra.summary_message(message_summary()) == (
         "3 KPI(s) of 1 entry compared (zscore): 1 regression(s), 2 persisting regression(s), 3 improvement(s), "
-        "1 inconclusive, 4 no change; 2 KPI(s) without history (1 none stored, 1 only forgotten runs)")
+        "0 drift(s), 1 inconclusive, 4 no change; 2 KPI(s) without history (1 none stored, 1 only forgotten runs)")
 
 
 def test_the_console_line_ends_with_the_noise_and_the_gates_reasons():
@@ -940,7 +941,7 @@ def test_the_console_line_ends_with_the_noise_and_the_gates_reasons():
                               fail_reasons=["1 new regression(s)", "2 persisting regression(s)"])
     assert ra.summary_message(summary) == (
         "3 KPI(s) of 2 entries compared (zscore): 1 regression(s), 2 persisting regression(s), 3 improvement(s), "
-        "1 inconclusive, 4 no change; 2 KPI(s) without history (2 only noisy runs, left out); "
+        "0 drift(s), 1 inconclusive, 4 no change; 2 KPI(s) without history (2 only noisy runs, left out); "
         "baselines all (noisy runs enter the baselines): 1 with noisy runs; "
         "the test fails: 1 new regression(s), 2 persisting regression(s)")
 
@@ -949,7 +950,7 @@ def test_the_console_line_counts_missing_lists_as_zero():
     summary = message_summary(kpis_analysed=3, inconclusive=None, no_change=None, without_history=None, fail_reasons=[])
     assert ra.summary_message(summary) == (
         "3 KPI(s) of 1 entry compared (zscore): 1 regression(s), 2 persisting regression(s), 3 improvement(s), "
-        "0 inconclusive, 0 no change; 0 KPI(s) without history")
+        "0 drift(s), 0 inconclusive, 0 no change; 0 KPI(s) without history")
 
 
 def test_every_no_history_reason_has_words():
@@ -1062,7 +1063,7 @@ def test_a_record_carries_the_verdict_its_evidence_and_the_entrys_labels():
         "pvalue": pytest.approx(pvalue, rel=1e-9), "effect_size": -30.0, "history_points": 3, "noisy": False, "noise": [],
         "repetition_spread": None, "host_load_per_cpu": None, "baseline_policy": "prefer_quiet",
         "baseline_noisy_points": 0, "inconclusive_reason": None, "runs_needed": None, "why": None,
-        "no_history_reason": None, "test_uuid": "a", "@timestamp": "2026-11-22T10:00:02+00:00", "workload": "w",
+        "no_history_reason": None, "drift": None, "test_uuid": "a", "@timestamp": "2026-11-22T10:00:02+00:00", "workload": "w",
         "doc_id": stores_base.doc_id("regression", "a", "rate")}
     view = records[3]
     assert view["verdict"] == "regression" and view["view_of"] == "rate" and view["method"] == "short_history"

@@ -1,0 +1,367 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""``linear_segments``: the default change detector (docs/regression.md writes the maths down).
+
+A KPI history is modelled as straight-line segments (a level and a slope each) in noise. A change
+point is a *jump* between two segments that stands out of the noise; a slope that is not zero is a
+*drift*, reported on its own, never as a chain of steps. Held against real, human-annotated series
+(benchmarks/real_corpus.py) and the synthetic corpus (benchmarks/regression_quality.py).
+
+1. Noise: the robust spread of the first differences (median absolute deviation / sqrt 2): one
+   run's noise, untouched by a few steps, by a drift (a constant offset of the differences) or by
+   outliers.
+2. Outliers: an earlier point further than ``outlier_z`` noise deviations from the median of its
+   five neighbours is set to that median for the segmentation (a spike is not a change). The
+   newest point is never touched: whether it starts a change is the verdict's question.
+3. Proposals: binary segmentation into straight-line segments, vectorised on prefix sums; a split
+   is proposed where it lowers the residual sum of squares by more than ``penalty`` x log(n)
+   noise variances (a low bar: proposals are cheap, the test below decides), so segmentation
+   goes on inside both halves of every proposal.
+4. Test: each proposal's jump (the right segment's line minus the left one's, where they meet)
+   against its standard error, whose variance is the residual variance of the two segments times
+   the long-run factor (1 + rho) / (1 - rho) (rho: the lag-1 autocorrelation of all residuals).
+   Real series wander (a warming cache, a growing data set, seasons): their residuals are
+   correlated and the factor keeps that wander from becoming steps; independent noise leaves it
+   near 1. The weakest jump (p-value above ``max_pvalue``, or a relative size below
+   ``min_magnitude``) is dropped and the rest re-tested, until all pass.
+5. The newest points: the last segment's line, fitted before a candidate start in its last
+   ``min_size`` points, predicts the points after it; the most significant tail is a change
+   (``newest_max_pvalue`` for the newest point alone, ``max_pvalue`` for a longer tail).
+6. Drift: the last segment's slope, t-tested with the long-run variance (``drift_max_pvalue``),
+   and how far it moved over the segment (at least ``min_magnitude``).
+
+numpy and scipy.special only, imported when called.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression.maths import ChangePoint
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression.maths import relative_change
+
+# the median absolute deviation of a normal sample is this many standard deviations
+MAD_PER_SD = 0.6744897501960817
+# the long-run factor's autocorrelation stops here (a random walk's would be 1: an infinite factor)
+MAX_AUTOCORRELATION = 0.95
+
+
+class Drift:
+    """The last segment's slope: where it starts, how much it moved, how sure."""
+
+    __slots__ = ("start", "slope", "level_start", "level_end", "relative_change", "pvalue", "points")
+
+    def __init__(self, start, slope, level_start, level_end, pvalue, points):
+        self.start = int(start)
+        self.slope = float(slope)
+        self.level_start = float(level_start)
+        self.level_end = float(level_end)
+        self.relative_change = relative_change(self.level_start, self.level_end)
+        self.pvalue = float(pvalue)
+        self.points = int(points)
+
+    def as_dict(self):
+        return {"start": self.start, "slope_per_run": self.slope, "level_start": self.level_start,
+                "level_end": self.level_end, "relative_change": self.relative_change, "pvalue": self.pvalue,
+                "points": self.points}
+
+
+class Segmentation:
+    """What ``analyse`` found: change points (indexes into the series it was given) and the drift of
+    the last segment, if any."""
+
+    __slots__ = ("changes", "drift")
+
+    def __init__(self, changes, drift=None):
+        self.changes = changes
+        self.drift = drift
+
+
+def _median(values):
+    import numpy as np
+
+    size = values.size
+    middle = size // 2
+    if size % 2:
+        return float(np.partition(values, middle)[middle])
+    both = np.partition(values, (middle - 1, middle))
+    return 0.5 * float(both[middle - 1] + both[middle])
+
+
+def noise_scale(series):
+    """The robust standard deviation of one point's noise: MAD of the first differences / sqrt(2)."""
+    import numpy as np
+
+    if series.size < 3:
+        return 0.0
+    differences = np.diff(series)
+    return _median(np.abs(differences - _median(differences))) / (MAD_PER_SD * math.sqrt(2))
+
+
+def _median_of_three(a, b, c):
+    import numpy as np
+
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
+def _median_of_five(a, b, c, d, e):
+    """Elementwise median of five arrays, by a selection network (no sort)."""
+    import numpy as np
+
+    return _median_of_three(e, np.maximum(np.minimum(a, b), np.minimum(c, d)), np.minimum(np.maximum(a, b),
+                                                                                            np.maximum(c, d)))
+
+
+def outliers(series, scale, outlier_z):
+    """Boolean mask of the points further than ``outlier_z`` x ``scale`` from the median of the five
+    points around them (the ends repeat the first and last point); the newest point is never one.
+    Returns (mask, medians)."""
+    import numpy as np
+
+    padded = np.concatenate((series[:1], series[:1], series, series[-1:], series[-1:]))
+    size = series.size
+    medians = _median_of_five(*(padded[shift:shift + size] for shift in range(5)))
+    mask = np.abs(series - medians) > outlier_z * scale
+    mask[-1] = False
+    return mask, medians
+
+
+class _Sums:
+    """Prefix sums of 1, t, t^2, y, t*y, y^2 (t centred), one row each: a straight line's fit of any
+    slice in O(1), for arrays of slices at once (``lines``) or for one slice in plain floats (``line``)."""
+
+    def __init__(self, values):
+        import numpy as np
+
+        size = values.size
+        self.t = np.arange(size, dtype=float) - (size - 1) / 2.0
+        table = np.zeros((6, size + 1))
+        table[0, 1:] = 1.0
+        table[1, 1:] = self.t
+        table[2, 1:] = self.t * self.t
+        table[3, 1:] = values
+        table[4, 1:] = self.t * values
+        table[5, 1:] = values * values
+        self.table = np.cumsum(table, axis=1)
+        self._rows = None
+
+    def lines(self, start, stop):
+        """(points, mean t, Stt, mean y, Sty, Syy) of the slices [start, stop) (one end an index array,
+        the other an array or an int)."""
+        ends, starts = self.table[:, stop], self.table[:, start]
+        points, sum_t, sum_tt, sum_y, sum_ty, sum_yy = (ends.T - starts.T).T
+        mean_t, mean_y = sum_t / points, sum_y / points
+        return points, mean_t, sum_tt - sum_t * mean_t, mean_y, sum_ty - sum_t * mean_y, sum_yy - sum_y * mean_y
+
+    def line(self, start, stop):
+        """``lines`` of one slice, in Python floats."""
+        if self._rows is None:
+            self._rows = self.table.tolist()
+        _count, t1, t2, y1, ty, y2 = self._rows
+        points = stop - start
+        sum_t, sum_y = t1[stop] - t1[start], y1[stop] - y1[start]
+        mean_t, mean_y = sum_t / points, sum_y / points
+        return (points, mean_t, t2[stop] - t2[start] - sum_t * mean_t, mean_y, ty[stop] - ty[start] - sum_t * mean_y,
+                y2[stop] - y2[start] - sum_y * mean_y)
+
+
+def _line_residual(stt, sty, syy):
+    """Residual sum of squares of a line from its centred sums (Python floats; a point: 0)."""
+    return max(syy - sty * sty / stt, 0.0) if stt > 0 else max(syy, 0.0)
+
+
+def propose(sums, size, penalty, min_size):
+    """Binary segmentation into lines: split points where the residual sum of squares drops by more
+    than ``penalty``; each segment at least ``min_size`` points (at least 3: a line's Stt > 0)."""
+    import numpy as np
+
+    table = sums.table
+    found = []
+    stack = [(0, size)]
+    while stack:
+        start, stop = stack.pop()
+        if stop - start < 2 * min_size:
+            continue
+        # the sums of [start, split) and [split, stop) for every split, as views of the prefix table
+        middle = table[:, start + min_size:stop - min_size + 1]
+        cost = 0.0
+        for points, sum_t, sum_tt, sum_y, sum_ty, sum_yy in ((middle.T - table[:, start]).T,
+                                                             (table[:, stop] - middle.T).T):
+            mean_t = sum_t / points
+            stt = sum_tt - sum_t * mean_t
+            sty = sum_ty - sum_y * mean_t
+            cost = cost + (sum_yy - sum_y * sum_y / points - sty * sty / stt)
+        best = int(np.argmin(cost))
+        _n, _mt, stt, _my, sty, syy = sums.line(start, stop)
+        if _line_residual(stt, sty, syy) - max(float(cost[best]), 0.0) > penalty:
+            split = start + min_size + best
+            found.append(split)
+            stack.append((start, split))
+            stack.append((split, stop))
+    found.sort()
+    return found
+
+
+def _long_run_factor(residuals, within=None):
+    """(1 + rho) / (1 - rho), rho the lag-1 autocorrelation of the residuals (pairs ``within`` one
+    segment only), clipped to [0, MAX_AUTOCORRELATION]."""
+    energy = float(residuals @ residuals)
+    if not energy > 0:
+        return 1.0
+    products = residuals[1:] * residuals[:-1]
+    rho = float((products if within is None else products[within]).sum()) / energy
+    rho = min(max(rho, 0.0), MAX_AUTOCORRELATION)
+    return (1 + rho) / (1 - rho)
+
+
+class _Fit:
+    """Lines fitted to consecutive segments (edges), their residual sums of squares and the long-run
+    factor of their residuals' autocorrelation."""
+
+    def __init__(self, sums, values, edges):
+        import numpy as np
+
+        starts, stops = edges[:-1], edges[1:]
+        self.points, self.mean_t, self.stt, self.mean_y, sty, syy = sums.lines(starts, stops)
+        # every segment has at least two points (min_size >= 2): Stt > 0
+        self.slope = sty / self.stt
+        self.rss = np.maximum(syy - self.slope * sty, 0.0)
+        if starts.size == 1:
+            self.long_run = _long_run_factor(values - self.mean_y[0] - self.slope[0] * (sums.t - self.mean_t[0]))
+        else:
+            segment = np.repeat(np.arange(starts.size), stops - starts)
+            residuals = values - self.mean_y[segment] - self.slope[segment] * (sums.t - self.mean_t[segment])
+            self.long_run = _long_run_factor(residuals, segment[1:] == segment[:-1])
+
+    def at(self, index, t):
+        """Segment ``index``'s line at time ``t`` and the variance factor of that value (x sigma^2)."""
+        return (self.mean_y[index] + self.slope[index] * (t - self.mean_t[index]),
+                1.0 / self.points[index] + (t - self.mean_t[index]) ** 2 / self.stt[index])
+
+
+def _two_sided(z):
+    from scipy import special
+
+    return 2 * special.ndtr(-abs(z))
+
+
+def _jumps(sums, values, splits):
+    """Each split's jump between the lines either side, its z and p-value, and the fit."""
+    import numpy as np
+
+    edges = np.concatenate(([0], splits, [values.size])).astype(int)
+    fit = _Fit(sums, values, edges)
+    meet = sums.t[splits] - 0.5
+    left, left_factor = fit.at(np.arange(len(splits)), meet)
+    right, right_factor = fit.at(np.arange(1, len(splits) + 1), meet)
+    dof = np.maximum(fit.points[:-1] + fit.points[1:] - 4, 1)
+    variance = (fit.rss[:-1] + fit.rss[1:]) / dof * fit.long_run * (left_factor + right_factor)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(variance > 0, (right - left) / np.sqrt(np.where(variance > 0, variance, 1.0)),
+                     np.where(right == left, 0.0, np.inf * np.sign(right - left)))
+    return left, right, z, fit
+
+
+def _tail(sums, start, min_size, long_run):
+    """The most significant change among the last ``min_size - 1`` points of the segment that starts
+    at ``start``: (index, level before, level after, t, p) or None. The line fitted before a
+    candidate predicts the points after it; their mean residual is tested against the residual
+    spread before it (Student's t, the long-run factor applied)."""
+    from scipy import special
+
+    size = sums.t.size
+    best = None
+    for split in range(max(start + min_size, size - min_size + 1), size):
+        points, mean_t, stt, mean_y, sty, syy = sums.line(start, split)
+        slope = sty / stt
+        tail_points, tail_t, _stt, tail_y, _sty, _syy = sums.line(split, size)
+        residual = tail_y - (mean_y + slope * (tail_t - mean_t))
+        variance = _line_residual(stt, sty, syy) / (points - 2) * long_run * \
+            (1.0 / tail_points + 1.0 / points + (tail_t - mean_t) ** 2 / stt)
+        if variance > 0:
+            t = residual / math.sqrt(variance)
+            pvalue = float(2 * special.stdtr(points - 2, -abs(t)))
+        else:
+            t = 0.0 if residual == 0 else math.copysign(math.inf, residual)
+            pvalue = 1.0 if residual == 0 else 0.0
+        if best is None or pvalue < best[4]:
+            before = mean_y + slope * (split - 0.5 - (size - 1) / 2.0 - mean_t)
+            best = (split, before, before + residual, t, pvalue)
+    return best
+
+
+def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
+    """The drift of segment ``index`` (the last one), or None."""
+    from scipy import special
+
+    points = int(fit.points[index])
+    dof = points - 2
+    if dof < 1 or fit.stt[index] <= 0:
+        return None
+    slope = float(fit.slope[index])
+    variance = float(fit.rss[index]) / dof * fit.long_run / float(fit.stt[index])
+    if variance > 0:
+        pvalue = float(2 * special.stdtr(dof, -abs(slope) / math.sqrt(variance)))
+    else:
+        pvalue = 1.0 if slope == 0 else 0.0
+    stop = values.size
+    start = stop - points
+    first, _ = fit.at(index, sums.t[start])
+    last, _ = fit.at(index, sums.t[stop - 1])
+    level_start, level_end = float(first) * scale + offset, float(last) * scale + offset
+    if pvalue > max_pvalue or abs(relative_change(level_start, level_end)) < min_magnitude:
+        return None
+    return Drift(start, slope * scale, level_start, level_end, pvalue, points)
+
+
+def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitude, min_size, outlier_z,
+                    drift_max_pvalue):
+    """Change points and the last segment's drift of a series without gaps (the module docstring)."""
+    import numpy as np
+
+    size = series.size
+    scale = noise_scale(series)
+    if not scale > 0:
+        # most differences are 0 (a value repeated, a quantised KPI, steps without noise): the plain
+        # spread of the differences; nothing to find in a constant series
+        scale = float(np.std(np.diff(series))) / math.sqrt(2) if size > 1 else 0.0
+        if not scale > 0:
+            return Segmentation([])
+    values = series
+    if outlier_z > 0 and size >= 5:
+        mask, medians = outliers(series, scale, outlier_z)
+        if mask.any():
+            values = np.where(mask, medians, series)
+    offset = float(values.mean())
+    values = (values - offset) / scale
+    sums = _Sums(values)
+    splits = propose(sums, size, penalty * math.log(size), min_size) if size >= 2 * min_size else []
+    changes, fit = [], None
+    while splits:
+        left, right, z, fit = _jumps(sums, values, np.asarray(splits))
+        before, after = left * scale + offset, right * scale + offset
+        pvalues = _two_sided(z)
+        sizes = np.array([abs(relative_change(b, a)) for b, a in zip(before, after)])
+        failing = (pvalues > max_pvalue) | (sizes < min_magnitude)
+        if not failing.any():
+            changes = [ChangePoint(split, b, a, p, s) for split, b, a, p, s in zip(splits, before, after, pvalues, z)]
+            break
+        # the weakest: the largest p-value among the failing ones, the smallest change on a tie
+        weakest = max(np.flatnonzero(failing), key=lambda i: (pvalues[i], -sizes[i]))
+        del splits[weakest]
+    edges = np.asarray([0] + [c.index for c in changes] + [size])
+    if not changes:
+        fit = _Fit(sums, values, edges)
+    last_start = int(edges[-2])
+    tail = _tail(sums, last_start, min_size, fit.long_run) if size - last_start > min_size else None
+    if tail is not None:
+        split, before, after, statistic, pvalue = tail
+        before, after = before * scale + offset, after * scale + offset
+        # the newest point alone, or a longer tail: one of min_size - 1 candidates (Bonferroni)
+        threshold = newest_max_pvalue if split == size - 1 else newest_max_pvalue / (min_size - 1)
+        if pvalue <= threshold and abs(relative_change(before, after)) >= min_magnitude:
+            changes.append(ChangePoint(split, before, after, pvalue, statistic))
+            return Segmentation(changes)
+    drift = _drift(sums, values, fit, len(edges) - 2, drift_max_pvalue, min_magnitude, scale, offset)
+    return Segmentation(changes, drift)
