@@ -45,6 +45,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.regression.maths
 MAD_PER_SD = 0.6744897501960817
 # the long-run factor's autocorrelation stops here (a random walk's would be 1: an infinite factor)
 MAX_AUTOCORRELATION = 0.95
+RHO_MARGIN = 1.0
+SLOPE_Z = 3.0
 
 
 class Drift:
@@ -211,7 +213,8 @@ def _long_run_factor(residuals, within=None):
         return 1.0
     products = residuals[1:] * residuals[:-1]
     rho = float((products if within is None else products[within]).sum()) / energy
-    rho = min(max(rho, 0.0), MAX_AUTOCORRELATION)
+    # independent noise gives |rho| ~ 1/sqrt(n): only the correlation beyond RHO_MARGIN of those counts
+    rho = min(max(rho - RHO_MARGIN / math.sqrt(residuals.size), 0.0), MAX_AUTOCORRELATION)
     return (1 + rho) / (1 - rho)
 
 
@@ -227,11 +230,13 @@ class _Fit:
         # every segment has at least two points (min_size >= 2): Stt > 0
         self.slope = sty / self.stt
         self.rss = np.maximum(syy - self.slope * sty, 0.0)
+        stop = int(stops[-1])
+        values, t = values[:stop], sums.t[:stop]
         if starts.size == 1:
-            self.long_run = _long_run_factor(values - self.mean_y[0] - self.slope[0] * (sums.t - self.mean_t[0]))
+            self.long_run = _long_run_factor(values - self.mean_y[0] - self.slope[0] * (t - self.mean_t[0]))
         else:
             segment = np.repeat(np.arange(starts.size), stops - starts)
-            residuals = values - self.mean_y[segment] - self.slope[segment] * (sums.t - self.mean_t[segment])
+            residuals = values - self.mean_y[segment] - self.slope[segment] * (t - self.mean_t[segment])
             self.long_run = _long_run_factor(residuals, segment[1:] == segment[:-1])
 
     def at(self, index, t):
@@ -246,11 +251,12 @@ def _two_sided(z):
     return 2 * special.ndtr(-abs(z))
 
 
-def _jumps(sums, values, splits):
-    """Each split's jump between the lines either side, its z and p-value, and the fit."""
+def _jumps(sums, values, splits, stop):
+    """Each split's jump between the lines either side (the last one ending at ``stop``), its z, and
+    the fit."""
     import numpy as np
 
-    edges = np.concatenate(([0], splits, [values.size])).astype(int)
+    edges = np.concatenate(([0], splits, [stop])).astype(int)
     fit = _Fit(sums, values, edges)
     meet = sums.t[splits] - 0.5
     left, left_factor = fit.at(np.arange(len(splits)), meet)
@@ -275,13 +281,19 @@ def _tail(sums, start, min_size, long_run):
     for split in range(max(start + min_size, size - min_size + 1), size):
         points, mean_t, stt, mean_y, sty, syy = sums.line(start, split)
         slope = sty / stt
+        dof = points - 2
+        spread = _line_residual(stt, sty, syy) / dof * long_run
         tail_points, tail_t, _stt, tail_y, _sty, _syy = sums.line(split, size)
+        leverage = (tail_t - mean_t) ** 2 / stt
+        if slope * slope < SLOPE_Z * SLOPE_Z * spread / stt:
+            # no slope to speak of before the candidate: its level predicts better (no extrapolation)
+            slope, leverage, dof = 0.0, 0.0, points - 1
+            spread = max(syy, 0.0) / dof * long_run
         residual = tail_y - (mean_y + slope * (tail_t - mean_t))
-        variance = _line_residual(stt, sty, syy) / (points - 2) * long_run * \
-            (1.0 / tail_points + 1.0 / points + (tail_t - mean_t) ** 2 / stt)
+        variance = spread * (1.0 / tail_points + 1.0 / points + leverage)
         if variance > 0:
             t = residual / math.sqrt(variance)
-            pvalue = float(2 * special.stdtr(points - 2, -abs(t)))
+            pvalue = float(2 * special.stdtr(dof, -abs(t)))
         else:
             t = 0.0 if residual == 0 else math.copysign(math.inf, residual)
             pvalue = 1.0 if residual == 0 else 0.0
@@ -336,10 +348,13 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
     offset = float(values.mean())
     values = (values - offset) / scale
     sums = _Sums(values)
-    splits = propose(sums, size, penalty * math.log(size), min_size) if size >= 2 * min_size else []
-    changes, fit = [], None
+    # the settled history: the newest min_size - 1 points cannot make a segment of their own yet (the
+    # tail test below judges them), and a short last segment's line would bend to swallow them
+    settled = size - (min_size - 1)
+    splits = propose(sums, settled, penalty * math.log(size), min_size) if settled >= 2 * min_size else []
+    changes = []
     while splits:
-        left, right, z, fit = _jumps(sums, values, np.asarray(splits))
+        left, right, z, _fit = _jumps(sums, values, np.asarray(splits), settled)
         before, after = left * scale + offset, right * scale + offset
         pvalues = _two_sided(z)
         sizes = np.array([abs(relative_change(b, a)) for b, a in zip(before, after)])
@@ -351,8 +366,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
         weakest = max(np.flatnonzero(failing), key=lambda i: (pvalues[i], -sizes[i]))
         del splits[weakest]
     edges = np.asarray([0] + [c.index for c in changes] + [size])
-    if not changes:
-        fit = _Fit(sums, values, edges)
+    fit = _Fit(sums, values, edges)
     last_start = int(edges[-2])
     tail = _tail(sums, last_start, min_size, fit.long_run) if size - last_start > min_size else None
     if tail is not None:
