@@ -117,7 +117,8 @@ def read_secret(config, name, environ=None, strip=True, single=True):
     except OSError as exc:
         raise SecretError("secret '%s': cannot be read from the secrets directory: %s" % (name, exc.strerror or exc)) from None
     except ValueError:
-        raise SecretError("secret '%s' (file %s): is not UTF-8 text; expected a UTF-8 text file" % (name, path)) from None
+        raise SecretError("secret '%s' (file %s): is not UTF-8 text; expected a UTF-8 text file"
+                          % (name, path)) from None
     if single:
         return one_value(value, "secret '%s' (file %s)" % (name, path))
     return value.strip() if strip else value
@@ -150,8 +151,8 @@ def read_secret_mapping(config, reference, environ=None, one_value_keys=()):
         return None
     for key in one_value_keys:
         if isinstance(data.get(key), str):
-            data[key] = one_value(data[key], "secret '%s' (file %s): key %s" % (name, secret_path(config, name, environ),
-                                                                                 key))
+            where = "secret '%s' (file %s): key %s" % (name, secret_path(config, name, environ), key)
+            data[key] = one_value(data[key], where)
     return data
 
 
@@ -175,7 +176,8 @@ def mask_text(text, secret_values):
 
 # shorter values are not masked (a 1- or 2-character "secret" would mask every word holding it)
 MIN_SECRET_LENGTH = 3
-# the attributes some exceptions print instead of their args (OSError, UnicodeError, HTTP errors)
+# the attributes some exceptions print instead of their args (OSError, UnicodeError, HTTP errors); the
+# attributes of an exception's own __dict__ (S3Error's code) are masked too
 _TEXT_ATTRIBUTES = ("strerror", "filename", "filename2", "reason", "msg", "message", "error", "info", "body")
 
 
@@ -269,7 +271,8 @@ class SecretMask:
                 masked.args = self._masked(exc.args)
             except (TypeError, ValueError, AttributeError):
                 masked = None
-            for name in _TEXT_ATTRIBUTES if masked is not None else ():
+            names = set(_TEXT_ATTRIBUTES) | set(getattr(masked, "__dict__", {})) if masked is not None else ()
+            for name in sorted(names):
                 value = getattr(masked, name, None)
                 if isinstance(value, (str, bytes, dict, list)):
                     try:

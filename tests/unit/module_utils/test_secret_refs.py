@@ -229,11 +229,12 @@ def test_credentials_go_over_https_or_to_a_loopback_host(url):
 
 
 @pytest.mark.parametrize("url, scheme", [("http://api.example.com/v3", "http"), ("http://10.0.0.1:9200", "http"),
-                                         ("http://admin:pw@os.example.com:9200", "http"), ("os.example.com:9200", "http"),
-                                         ("http://127.0.0.1.example.com", "http"), ("ftp://[::2]/", "ftp")])
+                                         ("http://admin:pw@os.example.com:9200", "http"),
+                                         ("os.example.com:9200", "http"), ("http://127.0.0.1.example.com", "http"),
+                                         ("ftp://[::2]/", "ftp")])
 def test_credentials_in_clear_to_another_host_are_refused_by_setting_and_url(url, scheme):
     problem = sec.cleartext_problem(url, "notifications.github.api_url", "credentials (the token)")
-    assert problem == ("notifications.github.api_url %s: credentials (the token) are only sent over https:// (or to a "
-                       "loopback host: 127.0.0.0/8, ::1, localhost), never in clear over %s://; expected an https:// URL"
-                       % (sec.redact_url(url), scheme))
+    assert problem == ("notifications.github.api_url %s: credentials (the token) are only sent over https:// (or to "
+                       "a loopback host: 127.0.0.0/8, ::1, localhost), never in clear over %s://; expected an https:// "
+                       "URL" % (sec.redact_url(url), scheme))
     assert "pw" not in problem
