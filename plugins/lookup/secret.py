@@ -17,6 +17,9 @@ description:
   - The value is never written anywhere by this lookup; tasks that use it must set
     C(no_log) to true.
   - Names are plain file names; a path or C(..) is refused.
+  - The file may hold several lines (a properties file, a kubeconfig); the tokens and keys the
+    collection reads itself (notifications, Horreum, Prometheus, C(secret:NAME) settings) must be one
+    value on one line.
 author:
   - perfscale.topsail developers (@perfscale)
 options:
@@ -61,7 +64,8 @@ class LookupModule(LookupBase):
         for term in terms:
             name = secrets_lib.reference_name(term)
             try:
-                values.append(secrets_lib.read_secret(config, name, strip=self.get_option("strip")))
+                # any text (a properties file, a kubeconfig): the one-value rule is for the collection's tokens and keys
+                values.append(secrets_lib.read_secret(config, name, strip=self.get_option("strip"), single=False))
             except secrets_lib.SecretError as exc:
                 raise AnsibleLookupError(str(exc)) from None
         return values

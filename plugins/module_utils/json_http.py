@@ -7,6 +7,12 @@ A rate limit (429, or 403 with ``Retry-After`` / ``x-ratelimit-remaining: 0`` as
 secondary and primary limits) is waited for once when it asks for at most ``max_retry_after_s``
 seconds; otherwise, and for every other error, a ``NotifyError`` in one line (the server's message,
 never the token).
+
+The token and the ``secret_headers`` (Horreum's API key) are checked before anything is sent: one line
+each (no line break: ``http.client`` would refuse the header with the value in its message), and only
+over https:// or to a loopback host. Every request runs under the ``SecretMask`` of those values: an
+error leaving here (a server echoing a key, a connection error, a bug's exception) carries none of
+them, in any encoding.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import time
 import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -48,20 +55,34 @@ def retry_after_s(status, headers, now=time.time):
 
 
 class JsonHttp:
-    """``request(method, path, body=None, params=None)`` -> ``(status, headers, document)``."""
+    """``request(method, path, body=None, params=None)`` -> ``(status, headers, document)``.
+
+    ``token``: sent as ``Authorization: Bearer``; ``secret_headers``: other headers holding a secret.
+    ``setting`` names the URL's setting and ``secret_name`` the secret in messages."""
 
     def __init__(self, base_url, token, timeout_s=20.0, max_retry_after_s=60.0, sleep=time.sleep,
-                 extra_headers=None, context=None):
+                 extra_headers=None, context=None, secret_headers=None, setting="api_url", secret_name="the token"):
         parts = urllib.parse.urlsplit(base_url or "")
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise NotifyError("api_url %r: expected http(s)://host[:port][/path]" % (base_url,))
+            raise NotifyError("%s %r: expected http(s)://host[:port][/path]" % (setting, base_url))
+        secret_headers = dict(secret_headers or {})
+        secrets = ([token] if token else []) + [value for value in secret_headers.values() if value]
+        for value in secrets:
+            problem = secret_refs.header_problem(value, secret_name)
+            if problem:
+                raise NotifyError(problem)
+        if secrets:
+            problem = secret_refs.cleartext_problem(base_url, setting, "credentials (%s)" % secret_name)
+            if problem:
+                raise NotifyError(problem)
+        self._mask = secret_refs.SecretMask(secrets)
         self.scheme, self.host, self.base_path = parts.scheme, parts.netloc, parts.path.rstrip("/")
         self.url = "%s://%s%s" % (parts.scheme, parts.netloc, self.base_path)
         self._token = token
         self.timeout_s = timeout_s
         self.max_retry_after_s = max_retry_after_s
         self.sleep = sleep
-        self.extra_headers = dict(extra_headers or {})
+        self.extra_headers = dict(extra_headers or {}, **secret_headers)
         self.context = context
 
     def _once(self, method, target, payload):
@@ -88,6 +109,11 @@ class JsonHttp:
             connection.close()
 
     def request(self, method, path, body=None, params=None):
+        """One request (and one wait on a short rate limit); every error leaves masked of the secrets."""
+        with self._mask.guard(NotifyError, keep=(NotifyError,)):
+            return self._request(method, path, body, params)
+
+    def _request(self, method, path, body, params):
         target = self.base_path + path + ("?" + urllib.parse.urlencode(params) if params else "")
         payload = json.dumps(body).encode() if body is not None else None
         for attempt in (1, 2):

@@ -27,6 +27,7 @@ import tarfile
 import time
 import urllib.parse
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import api_proxy
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
@@ -46,12 +47,18 @@ class PrometheusError(PerfscaleError):
 class HttpTransport:
     """A Prometheus by URL: ``request(method, path, params)`` -> (status, body bytes). ``token``: a
     bearer token sent with every request (a query front-end behind an authenticating proxy, such as
-    OpenShift's ``thanos-querier`` route); it is never part of a message."""
+    OpenShift's ``thanos-querier`` route), only over https:// or to a loopback host; it is never part of
+    a message (``PrometheusClient`` masks every error)."""
 
     def __init__(self, url, timeout=30, token=None):
         parsed = urllib.parse.urlsplit(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise PrometheusError("prometheus_url %r: expected http(s)://host[:port]" % (url,))
+        if token:
+            problem = secret_refs.header_problem(token, "prometheus_token_secret") or secret_refs.cleartext_problem(
+                url, "prometheus_url", "credentials (the bearer token of prometheus_token_secret)")
+            if problem:
+                raise PrometheusError(problem)
         self.url = "%s://%s%s" % (parsed.scheme, parsed.netloc, parsed.path.rstrip("/"))
         self.scheme, self.host, self.base_path = parsed.scheme, parsed.netloc, parsed.path.rstrip("/")
         self.timeout = timeout
@@ -99,8 +106,14 @@ class PrometheusClient:
     def __init__(self, url=None, timeout=30, transport=None, token=None):
         self.transport = transport or HttpTransport(url, timeout, token)
         self.url = self.transport.url
+        # the token never leaves in an error: the transport's nor one made of the server's answer
+        self._mask = secret_refs.SecretMask([token] if token else [])
 
     def _call(self, method, path, params=None):
+        with self._mask.guard(PrometheusError, keep=(PrometheusError,)):
+            return self._call_unmasked(method, path, params)
+
+    def _call_unmasked(self, method, path, params):
         status, raw = self.transport.request(method, path, params)
         if status == 204:
             return None

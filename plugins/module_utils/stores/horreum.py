@@ -13,7 +13,8 @@ text, or 200 with one as JSON). The data is the run's KPI and verdict documents 
 Idempotent by run id: the description names the run (``perfscale.topsail run <run id>``) and the
 test's runs (``GET /api/test/byName/{name}`` then ``GET /api/run/list/{testId}``, page by page) are
 looked through first; a run already there is not uploaded again. Authentication: an API key
-(``X-Horreum-API-Key``, read from the secrets directory, never written). Horreum keeps no history the
+(``X-Horreum-API-Key``, read from the secrets directory as one value, sent only over https:// or to a
+loopback host, masked out of every error: see ``json_http``). Horreum keeps no history the
 regression step could read: it is never ``export.backend``, only a second target
 (``export.horreum.enabled``) with the same spool and replay as the stores.
 """
@@ -24,7 +25,12 @@ import datetime
 import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
-from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError, StoreError, StoreUnavailable
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
+    PerfscaleError,
+    StoreConfigError,
+    StoreError,
+    StoreUnavailable,
+)
 from ansible_collections.perfscale.topsail.plugins.module_utils.json_http import JsonHttp, NotifyError, Unreachable
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
@@ -53,8 +59,12 @@ class HorreumStore(base.ResultsStore):
         self.owner = owner
         self.access = access
         self.schema_uri = schema_uri
-        self.http = JsonHttp(url, None, timeout_s=timeout, max_retry_after_s=0,
-                             extra_headers={"X-Horreum-API-Key": api_key})
+        try:
+            self.http = JsonHttp(url, None, timeout_s=timeout, max_retry_after_s=0,
+                                 secret_headers={"X-Horreum-API-Key": api_key}, setting="export.horreum.url",
+                                 secret_name="the API key (export.horreum.api_key_file)")
+        except NotifyError as exc:
+            raise StoreConfigError(str(exc)) from None
 
     @classmethod
     def settings_model(cls):
@@ -82,6 +92,9 @@ class HorreumStore(base.ResultsStore):
             def _complete_when_enabled(self):
                 if self.url is not None and not str(self.url).startswith(("http://", "https://")):
                     raise ValueError("url %r: expected http(s)://host[:port]" % self.url)
+                problem = secret_refs.cleartext_problem(self.url, "url", "credentials (the API key)")
+                if self.url is not None and self.api_key_file and problem:
+                    raise ValueError(problem)
                 if self.enabled:
                     missing = [name for name in ("url", "test", "api_key_file") if not getattr(self, name)]
                     if missing:

@@ -10,12 +10,16 @@ made from the labels (``keyword``), ``value`` (``double``) and ``@timestamp``
 bounded retries with back-off. History look-ups of a run go in ``_msearch``
 requests (many queries per request); a series longer than a page continues
 with ``search_after``, so nothing is truncated at 10,000 hits.
+
+Credentials (``credentials_file``, or a host URL's user-info) go only to https:// or loopback hosts;
+every call of the client runs under their ``SecretMask``, so no error carries them.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
     StoreConfigError,
@@ -41,7 +45,8 @@ def read_credentials(secrets_config, credentials_file, environ=None):
     if not credentials_file:
         return None
     try:
-        data = secret_refs.read_secret_mapping(secrets_config, credentials_file, environ) or {}
+        data = secret_refs.read_secret_mapping(secrets_config, credentials_file, environ,
+                                               one_value_keys=("username", "password")) or {}
     except SecretError as exc:
         raise StoreConfigError("export.opensearch.credentials_file: %s" % exc) from None
     if not data.get("username") or data.get("password") is None:
@@ -87,6 +92,16 @@ class OpenSearchStore(base.ResultsStore):
         if not hosts:
             raise StoreConfigError("export.opensearch.hosts: expected at least one URL")
         self.hosts = list(hosts)
+        mask = secret_refs.SecretMask(basic=[credentials] if credentials else [])
+        for host in self.hosts:
+            parts = urllib.parse.urlsplit(host if "://" in str(host) else "http://%s" % host)
+            if parts.password:
+                mask.add_basic(urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password))
+            if credentials or parts.username:
+                problem = secret_refs.cleartext_problem(host, "export.opensearch.hosts", "credentials "
+                                                        "(export.opensearch.credentials_file, a URL's user-info)")
+                if problem:
+                    raise StoreConfigError(problem)
         self.index_prefix = index_prefix or ""
         self.prom_index_suffix = prom_index_suffix
         self.timeout = timeout
@@ -103,7 +118,9 @@ class OpenSearchStore(base.ResultsStore):
             if credentials:
                 options["http_auth"] = credentials
             client = OpenSearch(**options)
-        self.client = client
+        # every call of the client runs under the mask of the credentials: an error (a server quoting
+        # its Authorization header, a connection error naming the URL) keeps its type, not the secrets
+        self.client = mask.wrap(client, StoreError)
 
     @classmethod
     def settings_model(cls):

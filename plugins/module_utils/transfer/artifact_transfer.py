@@ -110,7 +110,8 @@ def read_credentials(section, config, environ=None):
     if not name:
         raise TransferError("export_artifacts.credentials_file: missing; expected the name of a file of the secrets "
                             "directory holding access_key_id and secret_access_key")
-    data = secret_refs.read_secret_mapping(config, name, environ) or {}
+    data = secret_refs.read_secret_mapping(config, name, environ,
+                                           one_value_keys=("access_key_id", "secret_access_key")) or {}
     if not data.get("access_key_id") or not data.get("secret_access_key"):
         raise TransferError("secret %s (export_artifacts.credentials_file): expected YAML with access_key_id and "
                             "secret_access_key" % name)

@@ -6,7 +6,12 @@
 Path-style requests (``<endpoint>/<bucket>/<key>``: MinIO, Ceph RGW, any S3-compatible store)
 signed with AWS Signature Version 4 (``UNSIGNED-PAYLOAD`` is not used: the payload's SHA-256 is
 signed). A user pod loads this file by path (``multi_user_pod.py``), so it imports nothing of the
-collection.
+collection but ``config/secrets.py`` (standard library only), by its path when there is no package.
+
+The keys never leave in an error: every request runs under the ``SecretMask`` of both keys (an error
+answer or a connection error that quotes them is masked), and a key with a line break is refused
+before anything is sent. The secret key itself never travels (Signature Version 4 signs with it),
+so a plain http:// endpoint (an in-cluster MinIO) stays allowed.
 """
 
 from __future__ import annotations
@@ -16,9 +21,20 @@ import datetime
 import hashlib
 import hmac
 import http.client
+import importlib.util
+import os
 import time
 import urllib.parse
 from xml.etree import ElementTree
+
+try:
+    from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
+except ImportError:  # loaded by path (a user pod): the sibling module by its path
+    _SPEC = importlib.util.spec_from_file_location(
+        "perfscale_secrets", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config",
+                                          "secrets.py"))
+    secret_refs = importlib.util.module_from_spec(_SPEC)
+    _SPEC.loader.exec_module(secret_refs)
 
 SERVICE = "s3"
 XML_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
@@ -87,6 +103,11 @@ class S3Client:
         parsed = urllib.parse.urlsplit(endpoint_url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise S3Error("S3 endpoint %r: expected http(s)://host[:port]" % endpoint_url)
+        for value, what in ((access_key, "the S3 access key"), (secret_key, "the S3 secret key")):
+            problem = secret_refs.header_problem(value, what)
+            if problem:
+                raise S3Error(problem)
+        self._mask = secret_refs.SecretMask([access_key, secret_key])
         self.endpoint = "%s://%s" % (parsed.scheme, parsed.netloc)
         self.host = parsed.netloc
         self.access_key = access_key
@@ -125,7 +146,11 @@ class S3Client:
 
     def _request(self, method, bucket, key="", payload=b"", query=None, sink=None):
         """Send one request (again on a 5xx or a lost connection); the answer's headers and body.
-        ``sink`` receives the body of a successful answer in chunks instead."""
+        ``sink`` receives the body of a successful answer in chunks instead. Errors leave masked of the keys."""
+        with self._mask.guard(S3Error, keep=(S3Error,)):
+            return self._request_unmasked(method, bucket, key, payload, query, sink)
+
+    def _request_unmasked(self, method, bucket, key, payload, query, sink):
         path = "/%s/%s" % (bucket, key) if key else "/%s" % bucket
         attempt = 0
         while True:

@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import prometheus  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreError  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import api, client  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.metrics import RequestRecord  # noqa: E402
@@ -118,9 +119,14 @@ def test_opensearch_answers(answer):
 # a model server's event stream
 
 
+# the bearer token the client was given: whatever the server sends (echoes included), no detail holds it
+TOKEN = "sk-fuzz-token-0123456789"
+
+
 class Pool:
     def __init__(self, endpoint):
         self.endpoint = endpoint
+        self.mask = secret_refs.SecretMask([TOKEN])
         self.server_header = None
         self.last_document = None
         self.done = []
@@ -150,6 +156,7 @@ class Transport2:
 
 
 EVENTS = st.one_of(JSON.map(json.dumps), st.just("[DONE]"), st.text(max_size=30),
+                   st.just(json.dumps({"error": {"message": "token %s refused" % TOKEN}})), st.just("Bearer " + TOKEN),
                    st.fixed_dictionaries({"choices": st.one_of(st.lists(JSON, max_size=2), JSON),
                                           "usage": JSON}).map(json.dumps))
 
@@ -194,3 +201,4 @@ def test_event_streams(events, sizes, splits, garbage, framing, stream, endpoint
     assert record.end is not None
     if record.error is not None:
         one_line(record.error_detail or record.error)
+        assert TOKEN not in (record.error_detail or "")

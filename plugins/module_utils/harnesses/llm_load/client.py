@@ -26,6 +26,8 @@ import ssl
 import time
 import urllib.parse
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError
 
 ERROR_CLASSES = {
@@ -96,17 +98,33 @@ def tls_context(ca_file=None, insecure=False):
 
 
 def read_token_file(path):
-    """The bearer token in ``path`` (first non-empty line; never logged)."""
+    """The bearer token in ``path``: the file's one value (whitespace around it and a final newline
+    are fine; a second non-empty line or a control character is refused, as for every secret file,
+    without any of the file's content; never logged)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            lines = [line.strip() for line in handle if line.strip()]
+            text = handle.read()
     except OSError as exc:
         raise ConfigError("--token-file %s: %s" % (path, exc.strerror or exc)) from None
-    if not lines:
+    except ValueError:
+        raise ConfigError("--token-file %s: is not UTF-8 text; expected the token alone" % path) from None
+    try:
+        token = secret_refs.one_value(text, "--token-file %s" % path)
+    except SecretError as exc:
+        raise ConfigError(str(exc)) from None
+    if not token:
         raise ConfigError("--token-file %s is empty" % path)
-    if any(c in lines[0] for c in "\r\n\0") or " " in lines[0]:
+    if any(char.isspace() for char in token):
         raise ConfigError("--token-file %s: the token must be one word on the first line" % path)
-    return lines[0]
+    return token
+
+
+def check_token_target(target, token):
+    """A bearer token goes only to an https:// URL or a loopback host (one line naming --url)."""
+    if token:
+        problem = secret_refs.cleartext_problem(target.display(), "--url", "credentials (the token of --token-file)")
+        if problem:
+            raise ConfigError(problem)
 
 
 class RequestEncoder:
@@ -408,11 +426,12 @@ class HTTPConnection(asyncio.Protocol):
             if stripped and stripped != data:
                 return self._event(record, stripped, now)
         if type(chunk) is not dict or (end != len(text) and text[end:].strip()):  # noqa: E721 pylint: disable=unidiomatic-typecheck
-            record.fail("malformed_sse", "data: %s" % data[:80].decode("utf-8", "replace"))
+            record.fail("malformed_sse", "data: %s" % self._server_text(data, 80))
             return None
         if "error" in chunk:
             error = chunk["error"]
-            record.fail("stream_error", str(error.get("message", error) if isinstance(error, dict) else error)[:200])
+            record.fail("stream_error", self._server_text(str(error.get("message", error) if isinstance(error, dict)
+                                                                else error), 200))
             return None
         choices = chunk.get("choices")
         usage = chunk.get("usage")
@@ -423,10 +442,10 @@ class HTTPConnection(asyncio.Protocol):
             except (AttributeError, TypeError, KeyError):
                 content = None
             if not isinstance(content, str):
-                record.fail("malformed_sse", "unexpected choices: %s" % data[:80].decode("utf-8", "replace"))
+                record.fail("malformed_sse", "unexpected choices: %s" % self._server_text(data, 80))
                 return None
         if usage is not None and not isinstance(usage, dict):
-            record.fail("malformed_sse", "unexpected usage: %s" % data[:80].decode("utf-8", "replace"))
+            record.fail("malformed_sse", "unexpected usage: %s" % self._server_text(data, 80))
             return None
         completion_tokens = None
         if usage:
@@ -454,7 +473,7 @@ class HTTPConnection(asyncio.Protocol):
         """The body is complete: a non-streamed response is read here."""
         if self.body is None or record.status != 200:
             if record.status != 200 and self.body:
-                record.error_detail = " ".join(bytes(self.body[:200]).decode("utf-8", "replace").split()) or None
+                record.error_detail = " ".join(self._server_text(self.body, 200).split()) or None
             if self.sse:
                 # an event without the blank line that ends it: read what it holds
                 leftover = self.sse.strip()
@@ -466,7 +485,7 @@ class HTTPConnection(asyncio.Protocol):
             document = json.loads(bytes(self.body))
         except (ValueError, RecursionError):
             if record.max_tokens is not None:
-                record.fail("malformed_response", "body: %s" % bytes(self.body[:80]).decode("utf-8", "replace"))
+                record.fail("malformed_response", "body: %s" % self._server_text(self.body, 80))
             return
         if record.max_tokens is None:   # a GET (preflight, /version): keep the document
             record.error_detail = None
@@ -491,6 +510,16 @@ class HTTPConnection(asyncio.Protocol):
             if isinstance(usage.get("completion_tokens"), int):
                 record.usage_completion = usage["completion_tokens"]
 
+    def _server_text(self, raw, limit):
+        """At most ``limit`` characters of the server's words (bytes or text), masked of the token
+        before they are cut: a token the server echoes leaves nothing of itself, even across the cut."""
+        mask = self.pool.mask
+        margin = mask.longest if mask else 0
+        text = raw[:limit + margin]
+        if not isinstance(text, str):
+            text = bytes(text).decode("utf-8", "replace")
+        return mask.mask(text)[:limit] if mask else text[:limit]
+
     def _complete(self, record, now, reusable):
         if record.end is not None:
             return
@@ -513,8 +542,10 @@ class HTTPConnection(asyncio.Protocol):
 class ConnectionPool:
     """Keep-alive connections to one target; ``launch`` sends, ``on_done(record)`` is called once per request."""
 
-    def __init__(self, target, endpoint, on_done, request_timeout=600.0, keepalive_idle=4.0, stream=True):
+    def __init__(self, target, endpoint, on_done, request_timeout=600.0, keepalive_idle=4.0, stream=True, secrets=()):
         self.target = target
+        # the token (``secrets``) never reaches a record's detail: the server's words are masked
+        self.mask = secret_refs.SecretMask(secrets)
         self.endpoint = endpoint
         self.on_done = on_done
         self.request_timeout = request_timeout
@@ -623,6 +654,8 @@ class ConnectionPool:
 
     def finished(self, record):
         self._data.pop(id(record), None)
+        if self.mask and record.error_detail:
+            record.error_detail = self.mask.mask(record.error_detail)
         if record.timer is not None:
             record.timer.cancel()
             record.timer = None

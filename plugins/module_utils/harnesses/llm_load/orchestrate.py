@@ -37,6 +37,7 @@ START_DELAY_S = 0.25         # between dispatching a stage and its start, for ev
 def build_settings(spec):
     target = client_lib.Target(spec["url"], spec.get("ca_file"), spec.get("insecure", False))
     token = client_lib.read_token_file(spec["token_file"]) if spec.get("token_file") else None
+    client_lib.check_token_target(target, token)
     extra = dict(spec.get("extra_body") or {})
     if spec.get("ignore_eos", True):
         extra.setdefault("ignore_eos", True)

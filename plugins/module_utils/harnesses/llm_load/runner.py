@@ -120,7 +120,8 @@ class LoadClient:
         self.workers = workers
         self.encoder = client_lib.RequestEncoder(settings.target, settings.path, settings.token, settings.stream)
         self.pool = client_lib.ConnectionPool(settings.target, settings.endpoint, self._done,
-                                              settings.request_timeout, settings.keepalive_idle, settings.stream)
+                                              settings.request_timeout, settings.keepalive_idle, settings.stream,
+                                              secrets=[settings.token] if settings.token else ())
         self.in_flight = 0
         self.peak_in_flight = 0
         self._records = None
