@@ -71,7 +71,7 @@ class LinearSegments(ChangePointMethod):
             # a jump between two segments: its two-sided p-value against the long-run noise
             max_pvalue=(float, pydantic.Field(default=0.01, gt=0, lt=1)),
             # a change made of the newest point alone (the verdict's question, with one point on its side)
-            newest_max_pvalue=(float, pydantic.Field(default=0.002, gt=0, lt=1)),
+            newest_max_pvalue=(float, pydantic.Field(default=0.003, gt=0, lt=1)),
             min_magnitude=(float, pydantic.Field(default=0.02, ge=0)),
             min_size=(int, pydantic.Field(default=5, ge=3)),
             # an earlier point this many noise deviations from its neighbours' median is an outlier (0: none)
@@ -84,7 +84,7 @@ class LinearSegments(ChangePointMethod):
         return options["min_size"]
 
     def find(self, series, options):
-        return self.analyse(series, options).changes
+        return segments.linear_segments(series, with_drift=False, **options).changes
 
     def analyse(self, series, options):
         return segments.linear_segments(series, **options)

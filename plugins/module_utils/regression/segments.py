@@ -12,30 +12,40 @@ point is a *jump* between two segments that stands out of the noise; a slope tha
    run's noise, untouched by a few steps, by a drift (a constant offset of the differences) or by
    outliers.
 2. Outliers: an earlier point further than ``outlier_z`` noise deviations from the median of its
-   five neighbours is set to that median for the segmentation (a spike is not a change). The
-   newest point is never touched: whether it starts a change is the verdict's question.
-3. Proposals: binary segmentation into straight-line segments, vectorised on prefix sums; a split
-   is proposed where it lowers the residual sum of squares by more than ``penalty`` x log(n)
-   noise variances (a low bar: proposals are cheap, the test below decides), so segmentation
-   goes on inside both halves of every proposal.
-4. Test: each proposal's jump (the right segment's line minus the left one's, where they meet)
-   against its standard error, whose variance is the residual variance of the two segments times
-   the long-run factor (1 + rho) / (1 - rho) (rho: the lag-1 autocorrelation of all residuals).
-   Real series wander (a warming cache, a growing data set, seasons): their residuals are
-   correlated and the factor keeps that wander from becoming steps; independent noise leaves it
-   near 1. The weakest jump (p-value above ``max_pvalue``, or a relative size below
-   ``min_magnitude``) is dropped and the rest re-tested, until all pass.
-5. The newest points: the last segment's line, fitted before a candidate start in its last
-   ``min_size`` points, predicts the points after it; the most significant tail is a change
-   (``newest_max_pvalue`` for the newest point alone, ``max_pvalue`` for a longer tail).
-6. Drift: the last segment's slope, t-tested with the long-run variance (``drift_max_pvalue``),
-   and how far it moved over the segment (at least ``min_magnitude``).
+   five neighbours (and than that many of its own stretch's deviations: where the noise grew, large
+   deviations are not outliers) is set to that median for the segmentation: a spike is not a change.
+   The newest point is never touched: whether it starts a change is the verdict's question.
+3. Proposals, on the settled history (all but the newest ``min_size - 1`` points, which cannot make
+   a segment yet): binary segmentation into straight lines, vectorised on prefix sums; a split is
+   proposed where it lowers the residual sum of squares by more than ``penalty`` x log(n) noise
+   variances. The bar is low (proposals are cheap, the tests below decide), so segmentation goes on
+   inside both halves of every proposal instead of stopping when the whole series does not split.
+4. Tests: each proposal's jump (the right segment's line minus the left one's, where they meet)
+   against its standard error, whose variance is the residual variance of the two segments times the
+   long-run factor (1 + rho) / (1 - rho), rho the lag-1 autocorrelation of all residuals beyond what
+   independent noise shows (one standard error, 1 / sqrt(n)). Real series wander (a warming cache, a
+   growing data set, seasons): their residuals are correlated and the factor keeps that wander from
+   becoming steps; independent noise leaves it at 1. A proposal must also gain half the proposal bar
+   in the variance of the noisier of its two segments (a stretch whose noise grew is not judged by the
+   quieter rest). The weakest failing proposal (p-value above ``max_pvalue``, a relative jump below
+   ``min_magnitude``, or too small a gain) is dropped and the rest re-tested, until all pass.
+5. The newest points: for each candidate start among the last ``min_size - 1`` points, the line
+   fitted to the last segment before it (its level alone when the slope is not 3 standard errors
+   from 0: no extrapolation without a trend) predicts the points after it; their mean residual is
+   tested (Student's t, the long-run factor applied; the spread of the 15 points before the candidate
+   when it is 1.5 times the segment's: noise that grew lately). The most significant candidate is a
+   change at ``newest_max_pvalue`` for the newest point alone, a Bonferroni share of it for a longer
+   tail.
+6. Drift: the last segment's slope, t-tested with the long-run variance (``drift_max_pvalue``), and
+   how far it moved over the segment (at least ``min_magnitude``).
 
-numpy and scipy.special only, imported when called.
+numpy and scipy.special only, imported when called. The constants below were chosen on the corpora
+of benchmarks/ (docs/regression.md: what each was measured to do).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression.maths import ChangePoint
@@ -45,8 +55,17 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.regression.maths
 MAD_PER_SD = 0.6744897501960817
 # the long-run factor's autocorrelation stops here (a random walk's would be 1: an infinite factor)
 MAX_AUTOCORRELATION = 0.95
+# ... and counts from this many standard errors of independent noise's (1 / sqrt(n)) up
 RHO_MARGIN = 1.0
+# the tail test extrapolates the last line only when its slope is this many standard errors from 0
 SLOPE_Z = 3.0
+# an outlier candidate is judged by the noise of this many points either side too
+OUTLIER_WINDOW = 10
+# a proposal gains at least this share of the proposal bar in its noisier segment's variance
+LOCAL_GAIN = 0.5
+# the tail test's spread: these points before a candidate, when their spread is this many times larger
+RECENT_POINTS = 15
+RECENT_RATIO = 1.5
 
 
 class Drift:
@@ -124,9 +143,32 @@ def outliers(series, scale, outlier_z):
     padded = np.concatenate((series[:1], series[:1], series, series[-1:], series[-1:]))
     size = series.size
     medians = _median_of_five(*(padded[shift:shift + size] for shift in range(5)))
-    mask = np.abs(series - medians) > outlier_z * scale
+    deviation = np.abs(series - medians)
+    mask = deviation > outlier_z * scale
     mask[-1] = False
+    # a candidate in a stretch noisier than the series as a whole is judged by that stretch's noise
+    # (the OUTLIER_WINDOW points either side): where the spread grew, large deviations are not outliers
+    for index in np.flatnonzero(mask):
+        local = noise_scale(series[max(0, index - OUTLIER_WINDOW):index + OUTLIER_WINDOW + 1])
+        if deviation[index] <= outlier_z * local:
+            mask[index] = False
     return mask, medians
+
+
+@functools.lru_cache(maxsize=256)
+def _time_rows(size):
+    """What the prefix table of a series of ``size`` points holds whatever its values: centred time t,
+    and the prefix sums of 1, t and t^2 (read-only; a verdict's histories share a few lengths)."""
+    import numpy as np
+
+    t = np.arange(size, dtype=float) - (size - 1) / 2.0
+    rows = np.zeros((3, size + 1))
+    rows[0, 1:] = 1.0
+    rows[1, 1:] = t
+    rows[2, 1:] = t * t
+    rows = np.cumsum(rows, axis=1)
+    t.flags.writeable = rows.flags.writeable = False
+    return t, rows, rows[1].tolist(), rows[2].tolist()
 
 
 class _Sums:
@@ -137,15 +179,14 @@ class _Sums:
         import numpy as np
 
         size = values.size
-        self.t = np.arange(size, dtype=float) - (size - 1) / 2.0
-        table = np.zeros((6, size + 1))
-        table[0, 1:] = 1.0
-        table[1, 1:] = self.t
-        table[2, 1:] = self.t * self.t
-        table[3, 1:] = values
-        table[4, 1:] = self.t * values
-        table[5, 1:] = values * values
-        self.table = np.cumsum(table, axis=1)
+        self.t, time_rows, self._t1, self._t2 = _time_rows(size)
+        table = np.empty((6, size + 1))
+        table[:3] = time_rows
+        table[3:, 0] = 0.0
+        np.cumsum(values, out=table[3, 1:])
+        np.cumsum(self.t * values, out=table[4, 1:])
+        np.cumsum(values * values, out=table[5, 1:])
+        self.table = table
         self._rows = None
 
     def lines(self, start, stop):
@@ -159,8 +200,9 @@ class _Sums:
     def line(self, start, stop):
         """``lines`` of one slice, in Python floats."""
         if self._rows is None:
-            self._rows = self.table.tolist()
-        _count, t1, t2, y1, ty, y2 = self._rows
+            self._rows = self.table[3:].tolist()
+        y1, ty, y2 = self._rows
+        t1, t2 = self._t1, self._t2
         points = stop - start
         sum_t, sum_y = t1[stop] - t1[start], y1[stop] - y1[start]
         mean_t, mean_y = sum_t / points, sum_y / points
@@ -185,15 +227,17 @@ def propose(sums, size, penalty, min_size):
         start, stop = stack.pop()
         if stop - start < 2 * min_size:
             continue
-        # the sums of [start, split) and [split, stop) for every split, as views of the prefix table
+        # the sums of [start, split) and [split, stop) for every split, side by side in one array
         middle = table[:, start + min_size:stop - min_size + 1]
-        cost = 0.0
-        for points, sum_t, sum_tt, sum_y, sum_ty, sum_yy in ((middle.T - table[:, start]).T,
-                                                             (table[:, stop] - middle.T).T):
-            mean_t = sum_t / points
-            stt = sum_tt - sum_t * mean_t
-            sty = sum_ty - sum_y * mean_t
-            cost = cost + (sum_yy - sum_y * sum_y / points - sty * sty / stt)
+        count = middle.shape[1]
+        both = np.empty((6, 2 * count))
+        np.subtract(middle, table[:, start:start + 1], out=both[:, :count])
+        np.subtract(table[:, stop:stop + 1], middle, out=both[:, count:])
+        points, sum_t, sum_tt, sum_y, sum_ty, sum_yy = both
+        mean_t = sum_t / points
+        sty = sum_ty - sum_y * mean_t
+        residual = sum_yy - sum_y * sum_y / points - sty * sty / (sum_tt - sum_t * mean_t)
+        cost = residual[:count] + residual[count:]
         best = int(np.argmin(cost))
         _n, _mt, stt, _my, sty, syy = sums.line(start, stop)
         if _line_residual(stt, sty, syy) - max(float(cost[best]), 0.0) > penalty:
@@ -225,19 +269,24 @@ class _Fit:
     def __init__(self, sums, values, edges):
         import numpy as np
 
+        stop = int(edges[-1])
+        values, t = values[:stop], sums.t[:stop]
+        if len(edges) == 2:
+            # one segment (most histories): its sums in plain floats, one residual vector
+            points, mean_t, stt, mean_y, sty, syy = sums.line(0, stop)
+            slope = sty / stt
+            self.points, self.mean_t, self.stt, self.mean_y, self.slope = [points], [mean_t], [stt], [mean_y], [slope]
+            self.rss = [max(syy - slope * sty, 0.0)]
+            self.long_run = _long_run_factor(values - (mean_y + slope * (t - mean_t)))
+            return
         starts, stops = edges[:-1], edges[1:]
         self.points, self.mean_t, self.stt, self.mean_y, sty, syy = sums.lines(starts, stops)
-        # every segment has at least two points (min_size >= 2): Stt > 0
+        # every segment has at least three points (min_size >= 3): Stt > 0
         self.slope = sty / self.stt
         self.rss = np.maximum(syy - self.slope * sty, 0.0)
-        stop = int(stops[-1])
-        values, t = values[:stop], sums.t[:stop]
-        if starts.size == 1:
-            self.long_run = _long_run_factor(values - self.mean_y[0] - self.slope[0] * (t - self.mean_t[0]))
-        else:
-            segment = np.repeat(np.arange(starts.size), stops - starts)
-            residuals = values - self.mean_y[segment] - self.slope[segment] * (t - self.mean_t[segment])
-            self.long_run = _long_run_factor(residuals, segment[1:] == segment[:-1])
+        segment = np.repeat(np.arange(starts.size), stops - starts)
+        residuals = values - self.mean_y[segment] - self.slope[segment] * (t - self.mean_t[segment])
+        self.long_run = _long_run_factor(residuals, segment[1:] == segment[:-1])
 
     def at(self, index, t):
         """Segment ``index``'s line at time ``t`` and the variance factor of that value (x sigma^2)."""
@@ -266,7 +315,14 @@ def _jumps(sums, values, splits, stop):
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(variance > 0, (right - left) / np.sqrt(np.where(variance > 0, variance, 1.0)),
                      np.where(right == left, 0.0, np.inf * np.sign(right - left)))
-    return left, right, z, fit
+    # what the split gains over one line across both segments, in the noisier side's variance (the
+    # proposal measured it in the whole series' noise, which a noisier stretch exceeds)
+    _n, _mt, stt, _my, sty, syy = sums.lines(edges[:-2], edges[2:])
+    spread = fit.rss / np.maximum(fit.points - 2, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = (np.maximum(syy - sty * sty / stt, 0.0) - fit.rss[:-1] - fit.rss[1:]) / \
+            np.maximum(np.maximum(spread[:-1], spread[1:]), 1e-300)
+    return left, right, z, gain, fit
 
 
 def _tail(sums, start, min_size, long_run):
@@ -289,18 +345,28 @@ def _tail(sums, start, min_size, long_run):
             # no slope to speak of before the candidate: its level predicts better (no extrapolation)
             slope, leverage, dof = 0.0, 0.0, points - 1
             spread = max(syy, 0.0) / dof * long_run
+        recent = min(points, RECENT_POINTS)
+        if recent < points:
+            # noise that grew lately: the spread of the points just before the candidate, if larger
+            _n, _mt, _stt, _my, _sty, recent_syy = sums.line(split - recent, split)
+            recent_spread = max(recent_syy, 0.0) / (recent - 1) * long_run
+            if recent_spread > RECENT_RATIO * spread:
+                spread = recent_spread
         residual = tail_y - (mean_y + slope * (tail_t - mean_t))
         variance = spread * (1.0 / tail_points + 1.0 / points + leverage)
         if variance > 0:
             t = residual / math.sqrt(variance)
-            pvalue = float(2 * special.stdtr(dof, -abs(t)))
         else:
             t = 0.0 if residual == 0 else math.copysign(math.inf, residual)
-            pvalue = 1.0 if residual == 0 else 0.0
-        if best is None or pvalue < best[4]:
+        # the candidates' degrees of freedom differ by one or two: the largest |t| is the most significant
+        if best is None or abs(t) > abs(best[3]):
             before = mean_y + slope * (split - 0.5 - (size - 1) / 2.0 - mean_t)
-            best = (split, before, before + residual, t, pvalue)
-    return best
+            best = (split, before, before + residual, t, dof)
+    if best is None:
+        return None
+    split, before, after, t, dof = best
+    pvalue = float(2 * special.stdtr(dof, -abs(t))) if math.isfinite(t) else 0.0
+    return split, before, after, t, pvalue
 
 
 def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
@@ -309,7 +375,12 @@ def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
 
     points = int(fit.points[index])
     dof = points - 2
-    if dof < 1 or fit.stt[index] <= 0:
+    stop = values.size
+    start = stop - points
+    first, _ = fit.at(index, sums.t[start])
+    last, _ = fit.at(index, sums.t[stop - 1])
+    level_start, level_end = float(first) * scale + offset, float(last) * scale + offset
+    if dof < 1 or abs(relative_change(level_start, level_end)) < min_magnitude:
         return None
     slope = float(fit.slope[index])
     variance = float(fit.rss[index]) / dof * fit.long_run / float(fit.stt[index])
@@ -317,19 +388,23 @@ def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
         pvalue = float(2 * special.stdtr(dof, -abs(slope) / math.sqrt(variance)))
     else:
         pvalue = 1.0 if slope == 0 else 0.0
-    stop = values.size
-    start = stop - points
-    first, _ = fit.at(index, sums.t[start])
-    last, _ = fit.at(index, sums.t[stop - 1])
-    level_start, level_end = float(first) * scale + offset, float(last) * scale + offset
-    if pvalue > max_pvalue or abs(relative_change(level_start, level_end)) < min_magnitude:
+    if pvalue > max_pvalue:
         return None
     return Drift(start, slope * scale, level_start, level_end, pvalue, points)
 
 
+def _relative_sizes(before, after):
+    """|relative_change| of arrays of levels (a change from 0 is infinite, none from 0 is 0)."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(before != 0, np.abs(after - before) / np.abs(before), np.where(after == before, 0.0, np.inf))
+
+
 def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitude, min_size, outlier_z,
-                    drift_max_pvalue):
-    """Change points and the last segment's drift of a series without gaps (the module docstring)."""
+                    drift_max_pvalue, with_drift=True):
+    """Change points and (``with_drift``) the last segment's drift of a series without gaps (the module
+    docstring)."""
     import numpy as np
 
     size = series.size
@@ -351,14 +426,15 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
     # the settled history: the newest min_size - 1 points cannot make a segment of their own yet (the
     # tail test below judges them), and a short last segment's line would bend to swallow them
     settled = size - (min_size - 1)
-    splits = propose(sums, settled, penalty * math.log(size), min_size) if settled >= 2 * min_size else []
+    bar = penalty * math.log(size)
+    splits = propose(sums, settled, bar, min_size) if settled >= 2 * min_size else []
     changes = []
     while splits:
-        left, right, z, _fit = _jumps(sums, values, np.asarray(splits), settled)
+        left, right, z, gain, _fit = _jumps(sums, values, np.asarray(splits), settled)
         before, after = left * scale + offset, right * scale + offset
         pvalues = _two_sided(z)
-        sizes = np.array([abs(relative_change(b, a)) for b, a in zip(before, after)])
-        failing = (pvalues > max_pvalue) | (sizes < min_magnitude)
+        sizes = _relative_sizes(before, after)
+        failing = (pvalues > max_pvalue) | (sizes < min_magnitude) | (gain < bar * LOCAL_GAIN)
         if not failing.any():
             changes = [ChangePoint(split, b, a, p, s) for split, b, a, p, s in zip(splits, before, after, pvalues, z)]
             break
@@ -377,5 +453,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
         if pvalue <= threshold and abs(relative_change(before, after)) >= min_magnitude:
             changes.append(ChangePoint(split, before, after, pvalue, statistic))
             return Segmentation(changes)
-    drift = _drift(sums, values, fit, len(edges) - 2, drift_max_pvalue, min_magnitude, scale, offset)
-    return Segmentation(changes, drift)
+    if not with_drift:
+        return Segmentation(changes)
+    return Segmentation(changes, _drift(sums, values, fit, len(edges) - 2, drift_max_pvalue, min_magnitude, scale,
+                                        offset))
