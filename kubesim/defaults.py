@@ -17,11 +17,17 @@ no manager, as on a real server):
 - pods and pod templates: ``restartPolicy: Always``, ``dnsPolicy: ClusterFirst``,
   ``schedulerName: default-scheduler``, ``terminationGracePeriodSeconds: 30``;
   pods: ``serviceAccountName: default``, ``priority: 0``;
-- Secret: ``type: Opaque``; ``stringData`` merged into ``data`` (base64) and dropped.
+- Secret: ``type: Opaque``; ``stringData`` merged into ``data`` (base64) and dropped;
+- Lease (``coordination.k8s.io/v1``): ``spec.acquireTime`` / ``spec.renewTime`` must be
+  ``metav1.MicroTime`` text - microseconds and a timezone, ``2006-01-02T15:04:05.000000Z07:00`` - or
+  the body is ``400 BadRequest`` as Go's decoder refuses it; then ``spec.leaseDurationSeconds`` > 0
+  and ``spec.leaseTransitions`` >= 0, else ``422 Invalid`` with the field path (``validate_lease``).
 """
 
 import base64
 import copy
+import datetime
+import re
 
 from kubesim.errors import ApiError
 
@@ -129,6 +135,61 @@ def default_secret(cluster, obj, old):
         obj["data"] = data
 
 
+# k8s.io/apimachinery/pkg/apis/meta/v1/micro_time.go: RFC3339Micro, parsed with time.Parse on decode
+RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
+_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+_FRACTION = re.compile(r"\.\d{6}")
+_ZONE = re.compile(r"(?:Z|[+-]\d{2}:\d{2})\Z")
+
+
+def micro_time_error(value):
+    """Why Go's ``time.Parse(RFC3339Micro, value)`` refuses ``value`` (its words, the element it
+    stopped at), or None when it parses. Simplified: a date-time prefix that does not match is named
+    whole."""
+    prefix = _SECONDS.match(value)
+    if prefix is None:
+        return 'cannot parse "%s" as "%s"' % (value, RFC3339_MICRO)
+    rest = value[prefix.end():]
+    fraction = _FRACTION.match(rest)
+    if fraction is None:
+        return 'cannot parse "%s" as ".000000"' % rest
+    zone = rest[fraction.end():]
+    if not _ZONE.match(zone):
+        return 'cannot parse "%s" as "Z07:00"' % zone
+    try:
+        datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return "date or time out of range"
+    return None
+
+
+def validate_lease(cluster, obj, old):
+    """``pkg/apis/coordination/validation/validation.go`` (``ValidateLeaseSpec``): a lease duration is
+    > 0, transitions >= 0 (``422 Invalid``, all causes); before that, its MicroTimes must decode
+    (``400``, as the decoder answers before validation runs). Types and the int32 range are the
+    schema's (``validation.py``)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("acquireTime", "renewTime"):
+        value = spec.get(field)
+        why = micro_time_error(value) if isinstance(value, str) else None
+        if why:
+            raise ApiError.bad_request('Lease in version "v1" cannot be handled as a Lease: parsing time "%s" as '
+                                       '"%s": %s' % (value, RFC3339_MICRO, why))
+    causes = []
+    duration = spec.get("leaseDurationSeconds")
+    if isinstance(duration, int) and not isinstance(duration, bool) and duration <= 0:
+        causes.append(("FieldValueInvalid", "spec.leaseDurationSeconds",
+                       "Invalid value: %d: must be greater than 0" % duration))
+    transitions = spec.get("leaseTransitions")
+    if isinstance(transitions, int) and not isinstance(transitions, bool) and transitions < 0:
+        causes.append(("FieldValueInvalid", "spec.leaseTransitions",
+                       "Invalid value: %d: must be greater than or equal to 0" % transitions))
+    if causes:
+        raise ApiError.invalid("Lease", "coordination.k8s.io", obj["metadata"].get("name") or "", causes)
+
+
 DEFAULTERS = {
     ("", "pods"): default_pod,
     ("", "secrets"): default_secret,
@@ -137,6 +198,7 @@ DEFAULTERS = {
     ("apps", "statefulsets"): default_statefulset,
     ("apps", "daemonsets"): default_daemonset,
     ("batch", "jobs"): default_job,
+    ("coordination.k8s.io", "leases"): validate_lease,
 }
 
 

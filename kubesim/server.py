@@ -2,7 +2,9 @@
 
 Conventions followed: resource paths (``/api/v1/...``, ``/apis/<group>/<version>/...``,
 ``namespaces/<ns>/`` for namespaced resources, ``/<subresource>`` suffixes),
-``Status`` bodies for every error, 401 without a valid bearer token, 403
+``Status`` bodies for every error, 401 without a valid bearer token (answered from the headers:
+the body is not read), ``413`` for a body over ``MaxRequestBodyBytes`` and ``400`` for one nested
+too deeply (before any parser runs, :mod:`kubesim.bodies`), 403
 ``Forbidden`` worded as RBAC words it, ``Warning`` response headers (RFC 7234
 code 299) for field-validation warnings, chunked JSON watch streams
 (``{"type": ..., "object": ...}`` per line), ``406`` for media types that are not
@@ -20,7 +22,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from kubesim import proxy, protobuf, tables
+from kubesim import bodies, proxy, protobuf, tables
 from kubesim.responses import Response, Stream
 from kubesim.cluster import PATCH_TYPES, Options
 from kubesim.errors import ApiError
@@ -46,7 +48,10 @@ class User:
 
 
 class Request:
-    def __init__(self, handler):
+    """A request whose body is read when a handler first asks for it (``body``): after
+    authentication, never more than ``bodies.MAX_REQUEST_BODY_BYTES`` (413 past it, unread)."""
+
+    def __init__(self, handler, max_body_bytes=bodies.MAX_REQUEST_BODY_BYTES):
         parts = urlsplit(handler.path)
         self.method = handler.command
         self.path = parts.path.rstrip("/") or "/"
@@ -55,8 +60,27 @@ class Request:
         self.handler = handler
         self.user = None
         self.warnings = []
-        length = int(handler.headers.get("Content-Length") or 0)
-        self.body = handler.rfile.read(length) if length else b""
+        self.max_body_bytes = max_body_bytes
+        self.length = bodies.content_length(handler.headers)
+        # a chunked body is not read (kubesim reads Content-Length bodies only): the connection closes after
+        self.chunked = (handler.headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity"
+        self._body = None
+
+    @property
+    def body(self):
+        if self._body is None:
+            self._body = bodies.read_body(self.handler.rfile, 0 if self.chunked else self.length,
+                                          self.max_body_bytes)
+        return self._body
+
+    @body.setter
+    def body(self, value):
+        self._body = value
+
+    @property
+    def body_unread(self):
+        """Bytes of the body are still on the connection (a refused or unused body): it must close."""
+        return self.chunked or (self._body is None and self.length > 0)
 
     def flag(self, name):
         return self.query.get(name, "").lower() in ("1", "true")
@@ -71,6 +95,8 @@ class Request:
                 return protobuf.decode(self.body)
             except protobuf.ProtobufError as exc:
                 raise ApiError(415, "UnsupportedMediaType", "the body of the request could not be decoded: %s" % exc)
+            except RecursionError:  # messages nested in messages (JSONSchemaProps) past Python's stack
+                raise bodies.not_decodable("exceeded max depth") from None
         if "protobuf" in ctype or "cbor" in ctype:
             raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - accepted '
                                                        'media types include: application/json, application/yaml, '
@@ -83,15 +109,20 @@ class Request:
                     duplicates.append(key)
                 result[key] = value
             return result
+        # nesting and aliases counted before a (recursive) parser sees the body
+        bodies.check(self.body, ctype)
         try:
-            if ctype in ("application/yaml", "application/apply-patch+yaml"):
+            if ctype in bodies.YAML_TYPES:
                 import yaml
-                return yaml.load(self.body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                try:
+                    return yaml.load(self.body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                except yaml.YAMLError as exc:
+                    raise bodies.not_decodable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
             return json.loads(self.body, object_pairs_hook=pairs if duplicates is not None else None)
         except ValueError as exc:
-            raise ApiError.bad_request("the body of the request could not be decoded: %s" % exc)
-        except Exception as exc:  # yaml errors: one family of exceptions per loader
-            raise ApiError.bad_request("the body of the request could not be decoded: %s" % str(exc).splitlines()[0])
+            raise bodies.not_decodable(exc) from None
+        except RecursionError:  # not reached within MAX_DEPTH; kept so that no parser ends a request with a 500
+            raise bodies.not_decodable("exceeded max depth") from None
 
 
 def _parse_resource_path(parts):
@@ -208,8 +239,9 @@ class Api:
 
         if request.body and request.method in ("POST", "PUT"):
             try:
+                bodies.check(request.body, "application/json")
                 body = json.loads(request.body)
-            except ValueError:
+            except (ValueError, ApiError):  # not JSON: the target's handler answers it as it would
                 body = None
             if isinstance(body, dict):
                 request.body = json.dumps(convert(body, resource.kind, target.kind, target.api_version)).encode()
@@ -645,17 +677,23 @@ class Handler(BaseHTTPRequestHandler):
         LOG.debug("%s " + fmt, self.address_string(), *args)
 
     def _handle(self):
+        request = None
         try:
             request = Request(self)
-        except (ConnectionError, socket.timeout, ValueError):
+            response = self.server.api.handle(request)
+        except (ConnectionError, socket.timeout):  # the client went away, or sent less than it announced
             self.close_connection = True
             return
-        try:
-            response = self.server.api.handle(request)
+        except ApiError as exc:  # a request line or header refused before any handler (Content-Length)
+            response = Response(exc.code, exc.status(), headers=exc.headers)
         except Exception as exc:  # a bug must answer 500 with a Status, not drop the connection
             LOG.exception("request %s %s failed", self.command, self.path)
             error = ApiError.internal(str(exc) or exc.__class__.__name__)
             response = Response(500, error.status())
+        if request is None or request.body_unread:
+            # a body kubesim did not read (a 401, a 413, a GET with a body) is not drained: the connection closes
+            response.headers["Connection"] = "close"
+            self.close_connection = True
         self._send(response)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle

@@ -55,8 +55,10 @@ class ActionModule(PerfscaleAction):
         store = cluster_lease.KubeLeases(cluster_lease.api_client(options.get("kubeconfig"), options.get("context")),
                                          settings["namespace"])
         store.ensure_namespace()
-        lease = cluster_lease.ClusterLease(store, holder, duration_s=settings["duration_s"], poll_s=settings["poll_s"])
         display = Display()
+        # leases the queue did not write are named in one warning each (control characters escaped)
+        lease = cluster_lease.ClusterLease(store, holder, duration_s=settings["duration_s"], poll_s=settings["poll_s"],
+                                           warn=display.warning)
         outcome = lease.acquire(notify=display.display, timeout_s=settings["wait_timeout_s"])
         fact = {"run_id": run_id, "cluster": args["cluster"], "namespace": settings["namespace"],
                 "kubeconfig": options.get("kubeconfig") or "", "context": options.get("context") or "",
@@ -70,6 +72,7 @@ class ActionModule(PerfscaleAction):
         display.display(outcome.message())
         result.update(changed=outcome.state == "taken", msg=outcome.message(), state=outcome.state,
                       waited_s=round(outcome.waited_s, 1), taken_over=outcome.taken_over, dropped=outcome.dropped,
+                      ignored=outcome.ignored,
                       lease=fact, ansible_facts={"perfscale_cluster_lease": fact})
         return result
 

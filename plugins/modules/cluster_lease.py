@@ -17,6 +17,10 @@ description:
     controller pid. While another run holds it, prints the position in the queue, the holder's run
     id and how long it has held the cluster; a holder that stopped renewing for
     C(clusters.lease.duration_s) is taken over, said in one line.
+  - Leases in that namespace that the queue did not write (another name starting with
+    C(perfscale-queue-), a waiter without C(spec), a ticket counter that is not a number) are
+    ignored with one warning each; the queue goes on for everyone. Holder identities, names and
+    annotations read from the cluster are printed with their control characters escaped.
   - Once taken, a renewer process renews the lease every third of its duration while this
     C(ansible-playbook) lives and releases it as soon as it is gone (end, failure, Ctrl-C,
     C(kill -9)). Writes C(cluster-lease.log) in the run directory.
@@ -81,6 +85,15 @@ taken_over:
   type: str
 dropped:
   description: Lines about dead waiters dropped from the queue while waiting.
+  returned: success with O(state=held)
+  type: list
+  elements: str
+ignored:
+  description:
+    - One line per Lease in the lease namespace that is not as the queue writes it (a foreign name,
+      a waiter without C(spec), a ticket counter that is not a number), also shown as a warning;
+      the queue went on without it. Names read from the cluster have their control characters
+      escaped.
   returned: success with O(state=held)
   type: list
   elements: str

@@ -33,6 +33,15 @@ and releases it as soon as that process is gone - at the end, after a failure, a
 A run holding the lock that asks again (an imported playbook, a nested ``ansible-playbook`` of the
 same run, e.g. a matrix point) is already served: same run id, or its controller is a descendant
 of the holder's on the same host.
+
+Anyone who may write Leases in the namespace can leave objects there the queue did not write: a
+Lease ``perfscale-queue-abc``, a waiter without ``spec``, a counter whose annotation is not a
+number, times without a timezone, fields of the wrong type. Such an object is ignored with one
+warning naming it (once per run) and the queue goes on for everyone: a waiter the queue did not
+write does not hold anyone up, a counter that is not a number is numbered again after the waiting
+runs. Every name, holder identity and annotation read from the cluster is printed with its control
+characters escaped (``display_text``): a holder identity cannot recolour the terminal or forge a
+line.
 """
 
 from __future__ import annotations
@@ -46,17 +55,22 @@ import sys
 import time
 
 try:
+    from ansible_collections.perfscale.topsail.plugins.module_utils import display_text
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
     from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
-except ImportError:  # run by path as the renewer: the sibling module by its path
+except ImportError:  # run by path as the renewer: the sibling modules by their paths
     class ClusterError(Exception):
         """A cluster cannot be used as asked."""
 
-    _SPEC = importlib.util.spec_from_file_location(
-        "perfscale_run_lock", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run",
-                                           "lock.py"))
-    run_lock = importlib.util.module_from_spec(_SPEC)
-    _SPEC.loader.exec_module(run_lock)
+    def _load_by_path(name, *parts):
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *parts))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    run_lock = _load_by_path("perfscale_run_lock", "run", "lock.py")
+    display_text = _load_by_path("perfscale_display_text", "display_text.py")
 
 DEFAULT_NAMESPACE = "perfscale-topsail"
 LOCK_NAME = "perfscale-cluster-lock"
@@ -66,6 +80,11 @@ ANNOTATION = "perfscale.io/"
 NEXT_TICKET = ANNOTATION + "next-ticket"
 DEFAULT_DURATION_S = 60
 MANAGED_BY = {"app.kubernetes.io/managed-by": "perfscale.topsail"}
+# a ticket as the queue writes it: decimal digits, far fewer than a counter could ever reach
+MAX_TICKET_DIGITS = 12
+# a controller pid (Linux: at most 2**22) and its start time (clock ticks since boot) as written
+MAX_PID_DIGITS = 9
+MAX_START_DIGITS = 20
 
 
 class LeaseConflict(Exception):
@@ -83,12 +102,15 @@ def micro_time(moment=None):
 
 
 def parse_time(text):
-    if not text:
+    """A ``metav1.MicroTime`` (or ``Time``) as a timezone-aware datetime; None for anything else (a
+    time without a timezone is not one the API server writes: it would compare with nothing)."""
+    if not isinstance(text, str) or not text:
         return None
     try:
-        return datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return moment if moment.tzinfo is not None and moment.utcoffset() is not None else None
 
 
 def duration_text(seconds):
@@ -102,6 +124,83 @@ def duration_text(seconds):
 
 def waiter_name(ticket):
     return "%s%08d" % (WAITER_PREFIX, ticket)
+
+
+def shown(value):
+    """A name, holder identity or annotation read from the cluster, printable in one line."""
+    return display_text.escape(value)
+
+
+# -- reading leases the queue may not have written ---------------------------------------------------
+
+def _mapping(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _whole(value):
+    """``value`` when it is a whole number (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _digits(text, most):
+    """``text`` as a number when it is 1 to ``most`` ASCII digits, else None."""
+    if isinstance(text, str) and 0 < len(text) <= most and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
+def lease_name(lease):
+    return _mapping(_mapping(lease).get("metadata")).get("name")
+
+
+def lease_spec(lease):
+    return _mapping(_mapping(lease).get("spec"))
+
+
+def lease_annotations(lease):
+    """The annotations that are text (the API server stores nothing else)."""
+    annotations = _mapping(_mapping(_mapping(lease).get("metadata")).get("annotations"))
+    return {key: value for key, value in annotations.items() if isinstance(key, str) and isinstance(value, str)}
+
+
+def holder_identity(lease):
+    """The lease's holder, a non-empty string; None when nobody holds it."""
+    holder = lease_spec(lease).get("holderIdentity")
+    return holder if isinstance(holder, str) and holder else None
+
+
+def lease_duration(lease, default):
+    """``spec.leaseDurationSeconds`` when it is a positive whole number, else ``default``."""
+    duration = _whole(lease_spec(lease).get("leaseDurationSeconds"))
+    return duration if duration is not None and duration > 0 else default
+
+
+def parse_ticket(text):
+    """A ticket number as the queue writes it (1 to ``MAX_TICKET_DIGITS`` decimal digits), else None."""
+    return _digits(text, MAX_TICKET_DIGITS)
+
+
+def waiter_ticket(lease):
+    """``(ticket, None)`` for a waiter lease as the queue writes it; ``(None, why)`` for a lease named
+    like a waiter (``perfscale-queue-...``) that the queue did not write."""
+    name = lease_name(lease)
+    ticket = parse_ticket(name[len(WAITER_PREFIX):]) if isinstance(name, str) else None
+    if ticket is None or waiter_name(ticket) != name:
+        return None, "its name does not end in a ticket number (%s<8 digits>)" % WAITER_PREFIX
+    spec = _mapping(lease).get("spec")
+    if not isinstance(spec, dict):
+        return None, "it has no spec"
+    if holder_identity(lease) is None:
+        return None, "its spec.holderIdentity is not a run id"
+    if parse_time(spec.get("renewTime")) is None:
+        return None, "its spec.renewTime is not a time with a timezone"
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and lease_duration(lease, None) is None:
+        return None, "its spec.leaseDurationSeconds %s is not a positive whole number" % shown(duration)
+    annotated = lease_annotations(lease).get(ANNOTATION + "ticket")
+    if annotated is not None and parse_ticket(annotated) != ticket:
+        return None, "its annotation %sticket '%s' is not the ticket of its name" % (ANNOTATION, shown(annotated))
+    return ticket, None
 
 
 # -- the API ----------------------------------------------------------------------------------------
@@ -129,15 +228,17 @@ class KubeLeases:
             if exc.status == 409:
                 raise LeaseConflict(what) from None
             raise ClusterLeaseError("cluster lease: %s in namespace %s: the API answered %s %s"
-                                    % (what, self.namespace, exc.status, exc.reason)) from None
+                                    % (shown(what), shown(self.namespace), exc.status, shown(exc.reason))) from None
         except OSError as exc:  # urllib3's connection errors are OSErrors
-            raise ClusterLeaseError("cluster lease: %s in namespace %s: %s" % (what, self.namespace, exc)) from None
+            raise ClusterLeaseError("cluster lease: %s in namespace %s: %s"
+                                    % (shown(what), shown(self.namespace), shown(exc))) from None
         return self.client.sanitize_for_serialization(answer)
 
     def ensure_namespace(self):
         if self._call("read the namespace", self.core.read_namespace, self.namespace) is not None:
             return
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace, "labels": dict(MANAGED_BY)}}
+        body = {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": self.namespace, "labels": dict(MANAGED_BY)}}
         try:
             self._call("create the namespace", self.core.create_namespace, body)
         except LeaseConflict:
@@ -219,28 +320,28 @@ class Holder:
 
     def holds(self, lease):
         """Whether ``lease`` is this run's: the same run id, or the holder's controller started ours."""
-        spec = lease.get("spec") or {}
-        if spec.get("holderIdentity") == self.run_id:
+        if holder_identity(lease) == self.run_id:
             return True
-        annotations = (lease.get("metadata") or {}).get("annotations") or {}
+        annotations = lease_annotations(lease)
         if annotations.get(ANNOTATION + "host") != self.host or not self.pid:
             return False
         pid, _slash, start = annotations.get(ANNOTATION + "controller-pid", "").partition("/")
-        if not pid.isdigit():
+        pid = _digits(pid, MAX_PID_DIGITS)
+        if not pid:
             return False
-        start_time = int(start) if start.isdigit() else None
-        return run_lock.is_ancestor(int(pid), self.pid) and run_lock.is_alive(int(pid), start_time)
+        start_time = _digits(start, MAX_START_DIGITS)
+        return run_lock.is_ancestor(pid, self.pid) and run_lock.is_alive(pid, start_time)
 
 
 def describe(lease, now=None):
-    """``run <id> for 5m03s (artifacts ...)``: the holder of a lock lease, for the waiters' lines."""
-    spec = lease.get("spec") or {}
-    annotations = (lease.get("metadata") or {}).get("annotations") or {}
-    acquired = parse_time(spec.get("acquireTime"))
+    """``run <id> for 5m03s (artifacts ...)``: the holder of a lock lease, for the waiters' lines
+    (what came from the cluster escaped; a time without a timezone is left out)."""
+    acquired = parse_time(lease_spec(lease).get("acquireTime"))
     now = now or datetime.datetime.now(datetime.timezone.utc)
     held = " for %s" % duration_text((now - acquired).total_seconds()) if acquired else ""
-    where = annotations.get(ANNOTATION + "artifacts")
-    return "run %s%s%s" % (spec.get("holderIdentity") or "?", held, " (artifacts: %s)" % where if where else "")
+    where = lease_annotations(lease).get(ANNOTATION + "artifacts")
+    return "run %s%s%s" % (shown(holder_identity(lease) or "?"), held,
+                           " (artifacts: %s)" % shown(where) if where else "")
 
 
 class Observer:
@@ -252,34 +353,35 @@ class Observer:
         self.seen = {}
 
     def expired(self, lease, default_duration):
-        metadata = lease.get("metadata") or {}
-        spec = lease.get("spec") or {}
+        metadata = _mapping(_mapping(lease).get("metadata"))
+        spec = lease_spec(lease)
         record = (spec.get("holderIdentity"), spec.get("renewTime"), metadata.get("resourceVersion"))
         name = metadata.get("name")
+        name = name if isinstance(name, str) else repr(name)
         now = self.clock()
         if self.seen.get(name, (None, None))[0] != record:
             self.seen[name] = (record, now)
             return None
         silent = now - self.seen[name][1]
-        duration = spec.get("leaseDurationSeconds") or default_duration
-        return silent if silent >= duration else None
+        return silent if silent >= lease_duration(lease, default_duration) else None
 
 
 class Outcome:
     """What ``ClusterLease.acquire`` did: ``state`` taken / already_held, who it took over from, waits."""
 
-    def __init__(self, state, lease, waited_s=0.0, taken_over=None, dropped=(), ticket=None):
+    def __init__(self, state, lease, waited_s=0.0, taken_over=None, dropped=(), ticket=None, ignored=()):
         self.state = state
         self.ticket = ticket
         self.lease = lease
         self.waited_s = waited_s
         self.taken_over = taken_over
         self.dropped = list(dropped)
+        self.ignored = list(ignored)
 
     def message(self):
         if self.state == "already_held":
             return "cluster lease: already held by this run (%s)" % describe(self.lease)
-        text = "cluster lease: taken by run %s" % self.lease["spec"]["holderIdentity"]
+        text = "cluster lease: taken by run %s" % shown(holder_identity(self.lease) or "?")
         if self.waited_s >= 1:
             text += " after waiting %s" % duration_text(self.waited_s)
         if self.taken_over:
@@ -289,10 +391,11 @@ class Outcome:
 
 class ClusterLease:
     """The lease protocol against a ``KubeLeases``-like store (``get``, ``list``, ``create``, ``replace``,
-    ``delete``); ``clock`` / ``sleep`` / ``now`` are injectable for tests."""
+    ``delete``); ``clock`` / ``sleep`` / ``now`` are injectable for tests. ``warn`` gets one line per
+    lease the queue did not write (once per lease and reason); ``ignored`` keeps them."""
 
     def __init__(self, store, holder, duration_s=DEFAULT_DURATION_S, poll_s=2.0, clock=time.monotonic,
-                 sleep=time.sleep, now=None):
+                 sleep=time.sleep, now=None, warn=lambda line: None):
         self.store = store
         self.holder = holder
         self.duration_s = int(duration_s)
@@ -301,6 +404,30 @@ class ClusterLease:
         self.sleep = sleep
         self.now = now or (lambda: datetime.datetime.now(datetime.timezone.utc))
         self.observer = Observer(clock)
+        self.warn = warn
+        self.ignored = []
+        self._warned = set()
+
+    def _ignore(self, name, why, then="it is ignored"):
+        """Warn once about a lease not as the queue writes it (``name`` as read; ``why`` escaped already)."""
+        key = (repr(name), why)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        where = getattr(self.store, "namespace", None)
+        line = "cluster lease: lease %s%s is not as the queue writes it: %s; %s" % (
+            "%s/" % shown(where) if isinstance(where, str) else "", shown(name), why, then)
+        self.ignored.append(line)
+        self.warn(line)
+
+    def _metadata(self, lease, name):
+        """The metadata of a lease read by name; a one-line error when it is not an object an API
+        server answers (no metadata, no resourceVersion to write it back with)."""
+        metadata = _mapping(lease).get("metadata")
+        if not isinstance(metadata, dict) or not metadata.get("resourceVersion"):
+            raise ClusterLeaseError("cluster lease: lease %s as read has no metadata.resourceVersion; expected a "
+                                    "Lease as the API server answers it" % shown(name))
+        return metadata
 
     # -- bodies
     def _lease(self, name, holder_identity, annotations, extra_spec=None):
@@ -314,21 +441,34 @@ class ClusterLease:
 
     # -- tickets
     def take_ticket(self):
-        """The next number of the queue (the counter lease, incremented optimistically)."""
+        """The next number of the queue (the counter lease, incremented optimistically). A counter
+        whose annotation is not a ticket number is numbered again after the waiting runs."""
         while True:
             counter = self.store.get(TICKETS_NAME)
             try:
                 if counter is None:
                     self.store.create(self._lease(TICKETS_NAME, None, {NEXT_TICKET: "1"}))
                     return 0
-                annotations = dict(counter["metadata"].get("annotations") or {})
-                ticket = int(annotations.get(NEXT_TICKET) or 0)
+                metadata = self._metadata(counter, TICKETS_NAME)
+                annotations = lease_annotations(counter)
+                ticket = parse_ticket(annotations.get(NEXT_TICKET))
+                if ticket is None:
+                    ticket = self._after_the_waiters()
+                    found = annotations.get(NEXT_TICKET)
+                    self._ignore(TICKETS_NAME, "its annotation %s is %s, not a ticket number" % (
+                        NEXT_TICKET, "'%s'" % shown(found) if found is not None else "missing"),
+                        then="tickets go on from %d, after those of the waiting runs" % ticket)
                 annotations[NEXT_TICKET] = str(ticket + 1)
-                counter["metadata"]["annotations"] = annotations
+                metadata["annotations"] = annotations
                 self.store.replace(counter)
                 return ticket
             except LeaseConflict:
                 continue
+
+    def _after_the_waiters(self):
+        """The ticket after every waiter lease's (0 when none waits): no two runs share a number."""
+        tickets = [waiter_ticket(lease)[0] for lease in self.store.list()]
+        return max([ticket for ticket in tickets if ticket is not None], default=-1) + 1
 
     def _renew_waiter(self, ticket, waiter):
         """Create or renew this run's waiter lease (made again when another waiter dropped it)."""
@@ -340,17 +480,27 @@ class ClusterLease:
                 if current is None:
                     return self.store.create(self._lease(name, self.holder.run_id, dict(
                         self.holder.annotations(), **{ANNOTATION + "ticket": str(ticket)})))
-                current["spec"]["renewTime"] = micro_time(self.now())
+                self._metadata(current, name)
+                spec = current.get("spec")
+                if isinstance(spec, dict) and holder_identity(current) == self.holder.run_id:
+                    spec["renewTime"] = micro_time(self.now())
+                else:  # not as this run wrote it (emptied, or another holder): this run's again
+                    current["spec"] = self._lease(name, self.holder.run_id, {})["spec"]
                 return self.store.replace(current)
             except LeaseConflict:
                 continue
 
     def _live_waiters(self, dropped, notify):
-        """The waiters still renewing, by ticket; the dead ones deleted (and reported)."""
+        """The waiters still renewing, by ticket; the dead ones deleted (and reported); leases named
+        like waiters that the queue did not write ignored (and reported once)."""
         live = []
         for lease in self.store.list():
-            name = lease["metadata"]["name"]
-            if not name.startswith(WAITER_PREFIX):
+            name = lease_name(lease)
+            if not isinstance(name, str) or not name.startswith(WAITER_PREFIX):
+                continue
+            ticket, why = waiter_ticket(lease)
+            if why:
+                self._ignore(name, why)
                 continue
             silent = self.observer.expired(lease, self.duration_s)
             if silent is not None:
@@ -359,11 +509,11 @@ class ClusterLease:
                 except LeaseConflict:
                     continue
                 line = "cluster lease: dropped waiting run %s from the queue (no renewal for %s)" % (
-                    lease["spec"].get("holderIdentity"), duration_text(silent))
+                    shown(holder_identity(lease)), duration_text(silent))
                 dropped.append(line)
                 notify(line)
                 continue
-            live.append((int(name[len(WAITER_PREFIX):]), lease))
+            live.append((ticket, lease))
         return sorted(live, key=lambda item: item[0])
 
     # -- the lock
@@ -376,14 +526,24 @@ class ClusterLease:
                                                      {"leaseTransitions": 0})), None
             except LeaseConflict:
                 return None
-        spec = lock.get("spec") or {}
-        previous = spec.get("holderIdentity")
+        metadata = self._metadata(lock, LOCK_NAME)
+        spec = lease_spec(lock)
+        if spec.get("holderIdentity") not in (None, "") and holder_identity(lock) is None:
+            self._ignore(LOCK_NAME, "its spec.holderIdentity %s is not a run id" % shown(spec.get("holderIdentity")),
+                         then="it is taken as released")
+        previous = holder_identity(lock)
         silent = None if not previous else self.observer.expired(lock, self.duration_s)
         if previous and silent is None:
             return None
+        transitions = _whole(spec.get("leaseTransitions"))
+        if transitions is None or transitions < 0:
+            if spec.get("leaseTransitions") is not None:
+                self._ignore(LOCK_NAME, "its spec.leaseTransitions %s is not a count"
+                             % shown(spec.get("leaseTransitions")), then="transitions are counted again from 0")
+            transitions = 0
         body = self._lease(LOCK_NAME, self.holder.run_id, self.holder.annotations(),
-                           {"leaseTransitions": int(spec.get("leaseTransitions") or 0) + 1})
-        body["metadata"]["resourceVersion"] = lock["metadata"]["resourceVersion"]
+                           {"leaseTransitions": transitions + 1})
+        body["metadata"]["resourceVersion"] = metadata["resourceVersion"]
         try:
             taken = self.store.replace(body)
         except LeaseConflict:
@@ -412,14 +572,14 @@ class ClusterLease:
                     got = self._try_lock()
                     if got:
                         return Outcome("taken", got[0], self.clock() - started, taken_over=got[1], dropped=dropped,
-                                       ticket=ticket)
+                                       ticket=ticket, ignored=self.ignored)
                 lock = self.store.get(LOCK_NAME)
-                holder = describe(lock, self.now()) if lock and (lock.get("spec") or {}).get("holderIdentity") \
-                    else "nobody (being handed over)"
+                held_by = holder_identity(lock)
+                holder = describe(lock, self.now()) if held_by else "nobody (being handed over)"
                 line = "cluster lease: waiting for the cluster, position %d of %d in the queue; held by %s" % (
                     len(ahead) + 1, len(live), holder)
                 moment = self.clock()
-                key = (len(ahead), len(live), lock and lock["spec"].get("holderIdentity"))
+                key = (len(ahead), len(live), held_by)
                 if key != last_line or last_report is None or moment - last_report >= report_every_s:
                     notify(line)
                     last_line, last_report = key, moment
@@ -437,7 +597,7 @@ class ClusterLease:
     def renew(self):
         """Renew the lock; False when it is no longer this run's (released, taken over)."""
         lock = self.store.get(LOCK_NAME)
-        if lock is None or (lock.get("spec") or {}).get("holderIdentity") != self.holder.run_id:
+        if lock is None or holder_identity(lock) != self.holder.run_id:
             return False
         lock["spec"]["renewTime"] = micro_time(self.now())
         try:
@@ -449,7 +609,7 @@ class ClusterLease:
     def release(self):
         """Give the lock back (delete it) when it is this run's; whether it was."""
         lock = self.store.get(LOCK_NAME)
-        if lock is None or (lock.get("spec") or {}).get("holderIdentity") != self.holder.run_id:
+        if lock is None or holder_identity(lock) != self.holder.run_id:
             return False
         try:
             self.store.delete(lock)
@@ -472,8 +632,9 @@ def start_renewer(argv):
     """The renewer, detached from the play's process group (Ctrl-C reaches the play, not it)."""
     import subprocess
 
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True).pid
+    # pylint: disable-next=consider-using-with
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True).pid
 
 
 def stop_renewer(pid, start_time=None):

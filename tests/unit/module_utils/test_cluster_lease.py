@@ -310,3 +310,206 @@ def test_durations_and_times_are_written_as_the_api_does():
     moment = datetime.datetime(2026, 11, 26, 10, 0, 0, 123456, tzinfo=datetime.timezone.utc)
     assert cl.micro_time(moment) == "2026-11-26T10:00:00.123456Z"
     assert cl.parse_time("2026-11-26T10:00:00.123456Z") == moment
+
+
+# -- leases the queue did not write (issue 41) --------------------------------------------------------
+
+def foreign(store, name, spec=None, annotations=None, with_spec=True):
+    """A Lease created by someone else than the queue (kubectl, another tool) in the lease namespace."""
+    body = {"metadata": {"name": name, "annotations": annotations or {}}}
+    if with_spec:
+        body["spec"] = {"holderIdentity": "someone", "renewTime": "2026-01-01T00:00:00.000000Z",
+                        "leaseDurationSeconds": 10} if spec is None else spec
+    return store.create(body)
+
+
+def take_counter(store, value):
+    store.create({"metadata": {"name": cl.TICKETS_NAME, "annotations": {cl.NEXT_TICKET: value}}, "spec": {}})
+
+
+def acquire_with_warnings(store, run_id="run-b"):
+    clock = FakeClock()
+    warnings, lines = [], []
+    lease = cl.ClusterLease(store, cl.Holder(run_id, pid=None), duration_s=10, poll_s=1.0, clock=clock,
+                            sleep=clock.sleep, warn=warnings.append)
+    outcome = lease.acquire(notify=lines.append, timeout_s=60)
+    return outcome, warnings, lines
+
+
+def test_a_lease_named_like_a_waiter_without_a_ticket_number_is_ignored_and_the_queue_goes_on():
+    # on main: int('abc') - "invalid literal for int()" for every run on the cluster
+    store = FakeLeases()
+    foreign(store, "perfscale-queue-abc")
+    outcome, warnings, _lines = acquire_with_warnings(store)
+    assert outcome.state == "taken" and outcome.waited_s < 1
+    assert warnings == ["cluster lease: lease perfscale-queue-abc is not as the queue writes it: its name does not "
+                        "end in a ticket number (perfscale-queue-<8 digits>); it is ignored"]
+    assert outcome.ignored == warnings
+    # not the queue's to delete
+    assert store.get("perfscale-queue-abc") is not None
+
+
+def test_a_ticket_counter_that_is_not_a_number_is_numbered_again_after_the_waiting_runs():
+    # on main: int('abc') in take_ticket - nobody could take a ticket any more
+    store = FakeLeases()
+    take_counter(store, "abc")
+    ghost = lease_for(store, "ghost")
+    ghost._renew_waiter(7, None)  # pylint: disable=protected-access
+    warnings = []
+    lease = cl.ClusterLease(store, cl.Holder("run-b"), warn=warnings.append)
+    assert lease.take_ticket() == 8
+    assert store.get(cl.TICKETS_NAME)["metadata"]["annotations"][cl.NEXT_TICKET] == "9"
+    assert warnings == ["cluster lease: lease perfscale-cluster-queue is not as the queue writes it: its annotation "
+                        "perfscale.io/next-ticket is 'abc', not a ticket number; tickets go on from 8, after those of "
+                        "the waiting runs"]
+    # the counter is a number again: the next run counts on without a warning
+    assert lease.take_ticket() == 9 and len(warnings) == 1
+
+
+@pytest.mark.parametrize("value", ["-5", "", "1e3", "\u0661\u0662", "9" * 13])
+def test_a_ticket_counter_that_is_not_decimal_digits_is_numbered_again(value):
+    # a negative counter would have put the run ahead of every waiter; a huge one named waiters the
+    # API server refuses
+    store = FakeLeases()
+    take_counter(store, value)
+    warnings = []
+    assert cl.ClusterLease(store, cl.Holder("run-b"), warn=warnings.append).take_ticket() == 0
+    assert len(warnings) == 1 and ", not a ticket number; tickets go on from 0," in warnings[0]
+
+
+def test_a_waiter_lease_without_spec_is_ignored_and_holds_nobody_up():
+    # on main: the spec-less waiter was ahead in line until its silence, then lease["spec"] - KeyError
+    store = FakeLeases()
+    take_counter(store, "5")
+    foreign(store, cl.waiter_name(2), with_spec=False)
+    outcome, warnings, lines = acquire_with_warnings(store)
+    assert outcome.state == "taken" and outcome.ticket == 5 and outcome.waited_s < 1
+    assert warnings == ["cluster lease: lease perfscale-queue-00000002 is not as the queue writes it: it has no "
+                        "spec; it is ignored"]
+    assert lines == []
+
+
+@pytest.mark.parametrize("name, spec, annotations, why", [
+    ("perfscale-queue-7", None, None, "its name does not end in a ticket number (perfscale-queue-<8 digits>)"),
+    ("perfscale-queue-000000001", None, None,
+     "its name does not end in a ticket number (perfscale-queue-<8 digits>)"),
+    ("perfscale-queue--0000001", None, None, "its name does not end in a ticket number (perfscale-queue-<8 digits>)"),
+    (cl.waiter_name(1), {"renewTime": "2026-01-01T00:00:00.000000Z"}, None,
+     "its spec.holderIdentity is not a run id"),
+    (cl.waiter_name(1), {"holderIdentity": "x", "renewTime": "2026-01-01T00:00:00"}, None,
+     "its spec.renewTime is not a time with a timezone"),
+    (cl.waiter_name(1), {"holderIdentity": "x", "renewTime": "2026-01-01T00:00:00Z", "leaseDurationSeconds": -5},
+     None, "its spec.leaseDurationSeconds -5 is not a positive whole number"),
+    (cl.waiter_name(1), {"holderIdentity": "x", "renewTime": "2026-01-01T00:00:00Z", "leaseDurationSeconds": "60"},
+     None, "its spec.leaseDurationSeconds 60 is not a positive whole number"),
+    (cl.waiter_name(1), None, {"perfscale.io/ticket": "0"},
+     "its annotation perfscale.io/ticket '0' is not the ticket of its name"),
+])
+def test_leases_in_the_queue_not_as_the_queue_writes_them_are_ignored_with_one_warning(name, spec, annotations, why):
+    store = FakeLeases()
+    take_counter(store, "3")
+    foreign(store, name, spec=spec, annotations=annotations)
+    outcome, warnings, _lines = acquire_with_warnings(store)
+    assert outcome.state == "taken" and outcome.waited_s < 1
+    assert warnings == ["cluster lease: lease %s is not as the queue writes it: %s; it is ignored" % (name, why)]
+
+
+def test_the_warning_names_the_namespace_of_the_store_and_is_given_once_per_lease():
+    store = FakeLeases()
+    store.namespace = "perfscale-topsail"
+    take_counter(store, "3")
+    foreign(store, cl.waiter_name(1), with_spec=False)
+    holder = lease_for(store, "run-a")
+    holder.acquire()
+    clock = FakeClock()
+    warnings = []
+    waiting = cl.ClusterLease(store, cl.Holder("run-b"), duration_s=10, poll_s=1.0, clock=clock, sleep=clock.sleep,
+                              warn=warnings.append)
+    with pytest.raises(cl.ClusterLeaseError):
+        waiting.acquire(timeout_s=5)  # six rounds of the queue, one warning
+    assert warnings == ["cluster lease: lease perfscale-topsail/perfscale-queue-00000001 is not as the queue writes "
+                        "it: it has no spec; it is ignored"]
+
+
+HOSTILE = "evil\x1b[2J\x1b]0;owned\x07\r\nTASK [fake] ok\x9b1m\u202e"
+HOSTILE_SHOWN = "evil\\x1b[2J\\x1b]0;owned\\x07\\x0d\\x0aTASK [fake] ok\\x9b1m\\u202e"
+
+
+def test_holder_names_and_artifacts_from_the_cluster_are_printed_with_control_characters_escaped():
+    # on main: the holder identity went raw into "waiting ... held by" lines and the timeout error
+    store = FakeLeases()
+    store.create({"metadata": {"name": cl.LOCK_NAME, "annotations": {"perfscale.io/artifacts": "s3://b/\x1b[31mred"}},
+                  "spec": {"holderIdentity": HOSTILE, "renewTime": "2026-01-01T00:00:00.000000Z",
+                           "acquireTime": "2026-01-01T00:00:00.000000Z", "leaseDurationSeconds": 3600}})
+    lines = []
+    with pytest.raises(cl.ClusterLeaseError) as error:
+        lease_for(store, "run-b").acquire(notify=lines.append, timeout_s=3)
+    printed = lines + [str(error.value)]
+    for text in printed:
+        assert not any(ord(char) < 0x20 or 0x7f <= ord(char) <= 0x9f or char == "\u202e" for char in text), text
+    assert "held by run %s for " % HOSTILE_SHOWN in lines[0]
+    assert "(artifacts: s3://b/\\x1b[31mred)" in lines[0]
+    assert "it is held by run %s" % HOSTILE_SHOWN in str(error.value)
+
+
+def test_a_dead_holder_and_a_dead_waiter_are_named_escaped_when_taken_over_and_dropped():
+    store = FakeLeases()
+    cl.ClusterLease(store, cl.Holder("dead\nholder"), duration_s=10).acquire()
+    ghost = cl.ClusterLease(store, cl.Holder(HOSTILE), duration_s=10)
+    ghost._renew_waiter(ghost.take_ticket(), None)  # pylint: disable=protected-access
+    clock = FakeClock()
+    lines = []
+    outcome = cl.ClusterLease(store, cl.Holder("run-b"), duration_s=10, poll_s=1.0, clock=clock,
+                              sleep=clock.sleep).acquire(notify=lines.append)
+    assert outcome.state == "taken"
+    assert "cluster lease: dropped waiting run %s from the queue (no renewal for 10s)" % HOSTILE_SHOWN in lines
+    assert "taken over from run dead\\x0aholder" in outcome.message()
+    assert "\n" not in outcome.message() and all("\x1b" not in line for line in lines)
+
+
+def test_a_time_without_a_timezone_is_no_time_and_describe_leaves_it_out():
+    # on main: describe() subtracted a naive time from an aware one - TypeError
+    assert cl.parse_time("2026-11-26T10:00:00") is None
+    assert cl.parse_time("2026-11-26T10:00:00.000000+02:00") == datetime.datetime(
+        2026, 11, 26, 8, 0, tzinfo=datetime.timezone.utc)
+    assert cl.parse_time(12) is None and cl.parse_time("yesterday") is None
+    lease = {"spec": {"holderIdentity": "run-a", "acquireTime": "2026-11-26T10:00:00"}}
+    assert cl.describe(lease) == "run run-a"
+
+
+def test_a_lock_whose_transitions_are_not_a_count_is_taken_over_counting_from_zero():
+    store = FakeLeases()
+    store.create({"metadata": {"name": cl.LOCK_NAME}, "spec": {"leaseTransitions": "abc"}})
+    outcome, warnings, _lines = acquire_with_warnings(store)
+    assert outcome.state == "taken" and store.get(cl.LOCK_NAME)["spec"]["leaseTransitions"] == 1
+    assert warnings == ["cluster lease: lease perfscale-cluster-lock is not as the queue writes it: its "
+                        "spec.leaseTransitions abc is not a count; transitions are counted again from 0"]
+
+
+def test_a_waiter_of_this_run_emptied_by_someone_is_written_as_this_runs_again():
+    store = FakeLeases()
+    lease = lease_for(store, "run-b")
+    written = lease._renew_waiter(4, None)  # pylint: disable=protected-access
+    emptied = dict(written, spec=None)
+    store.replace(emptied)
+    renewed = lease._renew_waiter(4, None)  # pylint: disable=protected-access
+    assert renewed["spec"]["holderIdentity"] == "run-b" and cl.waiter_ticket(renewed) == (4, None)
+
+
+def test_a_lease_read_without_metadata_is_one_line():
+    class Odd(FakeLeases):
+        def get(self, name):
+            return {"spec": {}} if name == cl.TICKETS_NAME else None
+
+    with pytest.raises(cl.ClusterLeaseError) as error:
+        cl.ClusterLease(Odd(), cl.Holder("run-b")).take_ticket()
+    assert str(error.value) == ("cluster lease: lease perfscale-cluster-queue as read has no metadata.resourceVersion;"
+                                " expected a Lease as the API server answers it")
+
+
+def test_the_renewer_run_by_path_loads_its_helpers_by_path():
+    # the renewer runs as `python -P cluster_lease.py` where the collection is not importable
+    result = subprocess.run([sys.executable, "-P", cl.__file__, "renew", "--help"], capture_output=True, text=True,
+                            timeout=60, env={"PATH": "/usr/bin:/bin"}, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "--run-id" in result.stdout
