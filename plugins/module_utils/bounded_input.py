@@ -24,6 +24,9 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import Pe
 
 # deeper than any document this collection writes or reads (a configuration is < 10 levels)
 MAX_DEPTH = 64
+# deeper than this, a document is refused before any parser builds it (libyaml's composer recurses on the
+# C stack and dies at some 20,000 levels; PyYAML's and json's raise RecursionError near 1,000)
+PARSER_DEPTH = 500
 # the largest configuration, overrides or plan document read whole into memory
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 # the largest answer of a server (a Prometheus range query over a long window is tens of MiB)
@@ -93,10 +96,53 @@ def check_size(text, source, max_bytes=MAX_DOCUMENT_BYTES):
     return text
 
 
+# the characters that open a nesting level, as text and as bytes
+_OPENERS = ("[", "{")
+# a line's block-nesting prefix: spaces, tabs and the indicators of sequence entries and complex keys
+_BLOCK_PREFIX = r"^[ \t?:-]*"
+
+
+def check_nesting(text, source, max_depth=MAX_DEPTH, parser_depth=None):
+    """Refuse a YAML or JSON text nested deeper than ``parser_depth`` (default: PARSER_DEPTH, where a
+    parser is still safe; ``check_tree`` then names the key of anything past ``max_depth``), before any
+    parser builds it.
+
+    libyaml's composer (PyYAML's ``CSafeLoader``) recurses on the C stack: a document nested some
+    20,000 levels deep (60 KB of brackets) kills the process with a segmentation fault, which no
+    ``except`` can catch. An upper bound first (every bracket nested, plus the longest block prefix of
+    a line): most documents stop there; past it, libyaml's event stream (a parser without recursion)
+    counts the real depth. Text libyaml cannot read is left to the caller's parser to refuse."""
+    import re
+
+    binary = isinstance(text, bytes)
+    opened = sum(text.count(c.encode() if binary else c) for c in _OPENERS)
+    pattern = re.compile(_BLOCK_PREFIX.encode() if binary else _BLOCK_PREFIX, re.M)
+    prefix = max((len(m) for m in pattern.findall(text)), default=0)
+    limit = PARSER_DEPTH if parser_depth is None else parser_depth
+    if opened + prefix + 1 <= limit:
+        return
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=safe_yaml_loader()):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > limit:
+                    raise InputError("%s: nested too deeply to read; expected at most %d levels" % (source, max_depth))
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
 def parse(parser, text, source, max_bytes=MAX_DOCUMENT_BYTES, max_depth=MAX_DEPTH, finite=True):
-    """``parser(text)`` bounded: size first, a parser that recurses too deep as one line, then the
-    tree's depth and numbers (``check_tree``)."""
+    """``parser(text)`` bounded: size first, the nesting before any parser builds the document
+    (``check_nesting``), a parser that recurses too deep as one line, then the tree's depth and
+    numbers (``check_tree``)."""
     check_size(text, source, max_bytes)
+    if isinstance(text, (str, bytes)):
+        check_nesting(text, source, max_depth)
     try:
         value = parser(text)
     except RecursionError:
