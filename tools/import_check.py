@@ -47,6 +47,7 @@ LAYERS = [
     ("plugins.module_utils.harnesses", 3),
     ("plugins.module_utils.stores", 3),
     ("plugins.module_utils.regression.maths", 3),
+    ("plugins.module_utils.regression.segments", 3),
     ("plugins.module_utils.regression.methods", 3),
     ("plugins.module_utils.regression.baselines", 3),
     # 4. the schema of every section
