@@ -148,71 +148,79 @@ def json_type(value):
     return "a %s" % type(value).__name__
 
 
+# the Python types of each expected type (a boolean is an int to Python, never a number here)
+_TYPES = {TEXT: (str,), NUMBER: (int, float), FLAG: (bool,), TIME: (str, int, float)}
+
+
 def _has_type(value, expected):
-    if value is None:
-        return True
-    if expected == TEXT:
-        return isinstance(value, str)
-    if expected == FLAG:
-        return isinstance(value, bool)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return number or (expected == TIME and isinstance(value, str))
+    return value is None or (isinstance(value, _TYPES[expected]) and (expected == FLAG or value.__class__ is not bool))
 
 
-def _non_finite(value):
-    """How many NaN or infinite numbers a tree (already bounded in depth) holds; iterative."""
-    found, stack = 0, [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float):
-            found += not math.isfinite(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
+def _scan(document):
+    """How many NaN or infinite numbers an object holds, or None when it nests deeper than
+    ``bounded_input.MAX_DEPTH`` (the same limit as ``check_tree``); iterative, one pass, and a flat
+    document (the usual one: labels and KPI fields) costs one loop over its values."""
+    found, nested = 0, []
+    for value in document.values():
+        kind = value.__class__
+        if kind in _PLAIN:
+            continue
+        if isinstance(value, float):
+            found += not math.isfinite(value)
+        elif isinstance(value, (dict, list, tuple)):
+            nested.append((value, 1))
+    while nested:
+        item, depth = nested.pop()
+        if depth >= bounded_input.MAX_DEPTH:
+            return None
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, float):
+                found += not math.isfinite(child)
+            elif isinstance(child, (dict, list, tuple)):
+                nested.append((child, depth + 1))
     return found
 
 
 ReadDocument = collections.namedtuple("ReadDocument", "document reason nulled workload")
+DEEP = "nested deeper than %d levels" % bounded_input.MAX_DEPTH
 
 
 def read_object(raw, text=True):
-    """``(object, None)`` of JSON text (``text``) or an already parsed value that is a JSON object within
-    the bounds of ``bounded_input`` (size, depth; NaN and infinity allowed), else ``(None, reason)``."""
+    """``(value, non-finite numbers, reason)`` of JSON text (``text``) or an already parsed value:
+    ``reason`` None for a JSON object within the bounds of ``bounded_input`` (size, depth; NaN and
+    infinity allowed, and counted), else why not (``value``: what was parsed, if anything)."""
     if text and isinstance(raw, (str, bytes, bytearray)):
         if len(raw) > bounded_input.MAX_DOCUMENT_BYTES:
-            return None, "larger than %d bytes" % bounded_input.MAX_DOCUMENT_BYTES
+            return None, 0, "larger than %d bytes" % bounded_input.MAX_DOCUMENT_BYTES
         try:
-            raw = bounded_input.load_json(raw, "document", finite=False)
-        except bounded_input.NotJSON:
-            return None, "not JSON"
-        except bounded_input.InputError:
-            return None, "nested deeper than %d levels" % bounded_input.MAX_DEPTH
-    elif isinstance(raw, dict):
-        try:
-            bounded_input.check_tree(raw, "document", finite=False)
-        except bounded_input.InputError:
-            return None, "nested deeper than %d levels" % bounded_input.MAX_DEPTH
+            raw = json.loads(raw)
+        except RecursionError:
+            return None, 0, DEEP
+        except ValueError:   # malformed JSON, and bytes that are not UTF-8
+            return None, 0, "not JSON"
     if not isinstance(raw, dict):
-        return None, "not a JSON object (%s)" % json_type(raw)
-    return raw, None
+        return raw, 0, "not a JSON object (%s)" % json_type(raw)
+    found = _scan(raw)
+    return raw, found or 0, DEEP if found is None else None
 
 
 def read_document(raw, text=True):
     """A stored document as read back (``raw``: JSON text, or with ``text`` false an already parsed
-    value), never raising:
-    ``document`` with every NaN or infinite number read as null (``nulled``: how many there were), or
-    None and the ``reason`` no reader may use it; ``workload``: the one it names as text, or None."""
-    raw, reason = read_object(raw, text)
+    value), never raising: ``document`` with every NaN or infinite number read as null (``nulled``: how
+    many there were), or None and the ``reason`` no reader may use it; ``workload``: the one it names as
+    text, or None."""
+    raw, nulled, reason = read_object(raw, text)
+    workload = raw.get("workload") if isinstance(raw, dict) and isinstance(raw.get("workload"), str) else None
     if reason is not None:
-        return ReadDocument(None, reason, 0, None)
-    workload = raw.get("workload") if isinstance(raw.get("workload"), str) else None
+        return ReadDocument(None, reason, 0, workload)
     for field, expected in FIELD_TYPES.items():
         value = raw.get(field)
-        if not _has_type(value, expected):
+        if value is not None and not _has_type(value, expected):
             return ReadDocument(None, "field %s is %s, expected %s" % (field, json_type(value), expected), 0,
                                 workload)
-    nulled = _non_finite(raw)
     if nulled:
         raw = json.loads(json.dumps(raw, default=str), parse_constant=lambda _constant: None)
     return ReadDocument(raw, None, nulled, workload)

@@ -216,7 +216,7 @@ class SQLiteStore(base.ResultsStore):
         """The rows (doc_id, kind, workload, kpi_name, labels text) whose labels are a JSON object, the
         labels parsed; a row whose labels are not is never in a history (skipped from it, counted)."""
         for doc, kind, workload, kpi, labels in rows:
-            parsed, reason = base.read_object(labels)
+            parsed, _nulled, reason = base.read_object(labels)
             if reason is None:
                 yield doc, kind, workload, kpi, parsed
             else:

@@ -170,7 +170,7 @@ def test_a_workload_file_a_document_names_never_runs_but_the_configurations_does
     ("this is not JSON", "not JSON"),
     ("[1, 2]", "not a JSON object (a list)"),
     ('"text"', "not a JSON object (text)"),
-    ("[" * 100 + "]" * 100, "nested deeper than 64 levels"),
+    ('{"workload": "perf_indicators", "a": ' + "[" * 100 + "]" * 100 + "}", "nested deeper than 64 levels"),
 ])
 def test_one_bad_stored_document_is_skipped_and_counted_the_rest_is_shown(tmp_path, text, reason):
     store = one_store(tmp_path, kpi("u1", "run1", "rate", 1.0, "2026-11-01T10:00:00+00:00"))
