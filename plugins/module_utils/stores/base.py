@@ -257,7 +257,7 @@ class SkippedDocuments:
         return len(self._of(self._nulled, workload))
 
     def words(self, workload=None):
-        """One line: ``3 document(s) skipped: 2 not JSON, 1 field kpi_name is a number, expected text``
+        """One line: ``3 stored document(s) skipped: 2 not JSON, 1 field kpi_name is a number, expected text``
         and the documents with numbers read as null; "" when there is nothing to say."""
         parts = []
         reasons = self.reasons(workload)
