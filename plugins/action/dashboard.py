@@ -28,12 +28,15 @@ class ActionModule(PerfscaleAction):
         export = export_lib.read_export(config)
         store = stores.open_store(export, config)
         try:
+            # the workloads the configuration and the playbook name are trusted; the store's are not
+            trusted = [config_lib.get_dotted(config, "postprocess.workload", None)] + list(args["workloads"])
             built = dashboard.build(store, os.path.join(args["dest_dir"], "dashboard"),
                                     regression_section=config_lib.get_dotted(config, "regression", None),
-                                    workloads=args["workloads"] or None)
+                                    workloads=args["workloads"] or None, trusted_workloads=trusted)
         finally:
             store.close()
-        result.update(changed=True, index=built["index"], pages=built["pages"],
-                      msg="dashboard of %d test(s) (%d value(s)) from %s: %s" % (
-                          built["tests"], built["values"], store.describe(), built["index"]))
+        result.update(changed=True, index=built["index"], pages=built["pages"], skipped=built["skipped"],
+                      msg="dashboard of %d test(s) (%d value(s)) from %s: %s%s" % (
+                          built["tests"], built["values"], store.describe(), built["index"],
+                          "".join("; " + note for note in built["notes"])))
         return result

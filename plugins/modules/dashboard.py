@@ -18,6 +18,10 @@ description:
     on a point opening its run's artifacts; the view kept in a permalink. Offline (C(plotly.min.js) beside the
     pages).
   - Writes O(dest_dir)C(/dashboard/index.html) and one page per workload.
+  - The store is data (docs/security.md) - a stored document that is unusable is skipped and counted (the pages say
+    why); a workload's comparison keys are loaded only from a built-in workload or one the configuration
+    (C(postprocess.workload)) or O(workloads) names; a click opens only an C(http(s)) or relative URL (others,
+    such as C(s3://), are shown as text on hover).
   - Runs on the controller (action plugin).
 author:
   - perfscale.topsail developers (@perfscale)
@@ -57,4 +61,8 @@ pages:
   description: The page of each workload (file name in the dashboard directory).
   returned: success
   type: dict
+skipped:
+  description: How many stored documents were skipped as unusable (the index page and each workload's page say why).
+  returned: success
+  type: int
 """

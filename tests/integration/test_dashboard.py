@@ -66,3 +66,33 @@ def test_the_dashboard_shows_the_store_s_history_with_its_regression_marked(tmp_
 def test_dashboard_needs_a_destination():
     run = run_playbook("playbooks/dashboard.yml")
     assert run.returncode != 0 and "dashboard: expected -e artifact_dir=DIR" in run.flat
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+def test_a_click_on_a_point_opens_only_an_http_link_and_without_an_opener(tmp_path):
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import dashboard
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+    store = stores.open_store({"backend": "sqlite", "timeout_s": 5, "sqlite": {"path": str(tmp_path / "s.sqlite")}})
+    store.ensure_schema([])
+    store.write([base.kpi_document({"test_uuid": "u%d" % day, "kpi_name": "rate", "value": float(day), "size": 256,
+                                    "workload": "perf_indicators", "artifacts_url": url,
+                                    "@timestamp": "2026-11-%02dT10:00:00+00:00" % day})
+                 for day, url in ((1, "https://ci.example/run1"), (2, "javascript:window.ran=1"))])
+    built = dashboard.build(store, str(tmp_path / "site"))
+    store.close()
+    plot = "document.getElementById('ex-plot')"
+    with Chromium() as browser:
+        browser.load("file://%s" % (tmp_path / "site" / built["pages"]["perf_indicators"]), settle=2.0)
+        assert browser.errors() == []
+        browser.evaluate("window.opened = []; window.open = function (url, target, features) {"
+                         " window.opened.push([url, target, features]); return null; }")
+        # a click on each point (plotly's own event), then on a point whose data would carry the script itself
+        browser.evaluate("%s.data.forEach(function (t) { t.customdata.forEach(function (link) {"
+                         " %s.emit('plotly_click', {points: [{customdata: link}]}); }); })" % (plot, plot))
+        browser.evaluate("%s.emit('plotly_click', {points: [{customdata: 'javascript:window.ran=1'}]})" % plot)
+        assert browser.evaluate("window.opened") == [["https://ci.example/run1", "_blank", "noopener"]]
+        assert browser.evaluate("window.ran === undefined") is True
+        # the other URL is there as text, on its point's hover
+        assert browser.evaluate("%s.data[0].text.join(' | ')" % plot).endswith("artifacts: javascript:window.ran=1")

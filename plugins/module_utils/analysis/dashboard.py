@@ -16,15 +16,24 @@ The view lives in the URL fragment: a permalink. Offline: ``plotly.min.js`` besi
 The pages carry their data: one row per test (its labels, each KPI, its error and verdict), so the
 page weight grows with the tests kept (benchmarks/dashboard_scale.py measures it at 100,000
 documents).
+
+The store is data whoever can write to it controls (docs/security.md): a document the store's readers
+or this view cannot use is skipped and counted with its reason (the index and the workload's page say
+so), NaN and infinite numbers are null in the pages; a workload's comparison keys come from a workload
+a document names only when it is built in or the configuration names it (data never names code); a
+point's link opens only an ``http(s)`` or relative URL, any other is shown as text.
 """
 
 from __future__ import annotations
 
 import collections
 import datetime
+import hashlib
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
@@ -34,6 +43,9 @@ MAX_FILTER_VALUES = 200
 # fields of a stored KPI document that are not labels of its test
 TEST_FIELDS = set(base.RECORD_FIELDS) | {"test_path", "run_id", "doc_id", "@timestamp", "kind"}
 VERDICTS = ("regression", "persisting_regression", "improvement", "inconclusive", "no_change", "not_enough_history")
+# the columns of a row that are not labels: a stored label of one of these names is not shown as a label
+ROW_FIELDS = ("test_path", "when", "run_id", "link", "artifacts")
+ROW_SUFFIXES = ("__verdict", "__error")
 
 
 class WorkloadView:
@@ -45,23 +57,26 @@ class WorkloadView:
         self.kpis = {}            # kpi -> {unit, higher_is_better}
         self.ignored = set()      # KPIs ignored for regression (offered after the others)
         self.labels = collections.OrderedDict()
+        self.skipped = collections.Counter()  # reason -> documents of this workload the view cannot use
 
     def add(self, document):
-        uuid = document.get("test_uuid")
-        if not uuid or document.get("kpi_name") is None:
+        uuid, name = document.get("test_uuid"), document.get("kpi_name")
+        if not isinstance(uuid, str) or not uuid or not isinstance(name, str) or not name:
+            self.skipped["a KPI document without %s" % ("its test_uuid" if not isinstance(uuid, str) or not uuid
+                                                        else "its kpi_name")] += 1
             return
         row = self.rows.get(uuid)
         if row is None:
-            row = {"test_path": document.get("test_path") or uuid, "when": _iso(document.get("@timestamp")),
-                   "run_id": document.get("run_id")}
+            path = document.get("test_path")
+            row = {"test_path": path if isinstance(path, str) and path else uuid,
+                   "when": _iso(document.get("@timestamp")), "run_id": document.get("run_id")}
             for key, value in base.label_part(document).items():
-                if key not in TEST_FIELDS and not key.startswith("@"):
+                if key not in TEST_FIELDS and key not in ROW_FIELDS and not key.startswith("@") \
+                        and not key.endswith(ROW_SUFFIXES):
                     row[key] = value
                     self.labels.setdefault(key, None)
-            if document.get("artifacts_url"):
-                row["link"] = document["artifacts_url"]
+            row.update(link_columns(document.get("artifacts_url")))
             self.rows[uuid] = row
-        name = document["kpi_name"]
         row[name] = document.get("value")
         if isinstance(document.get("error"), (int, float)):
             row[reports.error_column(name)] = document["error"]
@@ -71,8 +86,17 @@ class WorkloadView:
 
     def mark(self, verdict_document):
         row = self.rows.get(verdict_document.get("test_uuid"))
-        if row is not None and verdict_document.get("verdict") in VERDICTS:
-            row[verdict_document["kpi_name"] + "__verdict"] = verdict_document["verdict"]
+        name = verdict_document.get("kpi_name")
+        if row is not None and isinstance(name, str) and verdict_document.get("verdict") in VERDICTS:
+            row[name + "__verdict"] = verdict_document["verdict"]
+
+
+def link_columns(url):
+    """A row's link to its run: ``link`` (opened on a click) only for an http(s) or relative URL;
+    ``artifacts`` (the URL as text, shown on hover) for any other (``s3://...``, ``javascript:...``)."""
+    if not isinstance(url, str) or not url:
+        return {}
+    return {"link": url} if reports.safe_link(url) else {"artifacts": url}
 
 
 def _iso(stamp):
@@ -81,39 +105,43 @@ def _iso(stamp):
     try:
         return datetime.datetime.fromtimestamp(base.parse_timestamp(stamp), tz=datetime.timezone.utc) \
             .strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, OSError):
         return None
 
 
 def collect(store, workloads=None):
-    """``{workload: WorkloadView}`` of every KPI document of the store (and its verdicts)."""
+    """``{workload: WorkloadView}`` of every KPI document of the store (and its verdicts); the documents
+    the store's readers skipped are counted in ``store.skipped``, those a view cannot use in its own."""
     views = {}
     for document in store.documents("kpi"):
         workload = document.get("workload") or "unknown"
+        if not isinstance(workload, str):   # the store's readers check it; a view is named by text only
+            continue
         if workloads and workload not in workloads:
             continue
         views.setdefault(workload, WorkloadView(workload)).add(document)
     for document in store.documents("regression"):
-        view = views.get(document.get("workload") or "unknown")
+        workload = document.get("workload") or "unknown"
+        view = views.get(workload) if isinstance(workload, str) else None
         if view is not None:
             view.mark(document)
     return views
 
 
-def _regression_keys(workload_name, regression_section):
-    """(comparison keys, machine keys) of a workload: the configuration's, else the workload's."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
-    from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
-
+def _regression_keys(workload_name, regression_section, trusted=()):
+    """(comparison keys, machine keys, why the workload's own are not used or None) of a workload: the
+    configuration's, else the workload's, when the workload is built in or one the configuration names
+    (``trusted``): its name comes from the store's documents, and data never names code."""
+    why = None
     try:
-        defaults = workload_lib.load_workload(workload_name).regression
-    except PerfscaleError:
-        defaults = {}
+        defaults = workload_lib.load_workload_named_by_data(workload_name, trusted, "the results store").regression
+    except PerfscaleError as exc:
+        defaults, why = {}, str(exc)
     section = regression_section or {}
     comparison = section.get("comparison_keys")
     machines = section.get("machine_keys")
     return (list(comparison if comparison is not None else defaults.get("comparison_keys", [])),
-            list(machines if machines is not None else defaults.get("machine_keys", [])))
+            list(machines if machines is not None else defaults.get("machine_keys", [])), why)
 
 
 def _display(value):
@@ -121,7 +149,9 @@ def _display(value):
         else str(value)
 
 
-def workload_page(view, comparison_keys, machine_keys, title):
+def workload_page(view, comparison_keys, machine_keys, title, notes=()):
+    """The page of one workload; ``notes``: more header lines (documents skipped, keys not loaded)."""
+    extra_notes = list(notes)
     rows = sorted(view.rows.values(), key=lambda row: (row.get("when") or "", row["test_path"]))
     labels = [key for key in view.labels if key not in ("when",)]
     dimensions = ["when"] + [k for k in comparison_keys if k in labels] + \
@@ -143,32 +173,64 @@ def workload_page(view, comparison_keys, machine_keys, title):
             "%s (%d test(s))" % (name, count) for name, count in machines.most_common(12))))
     if comparison_keys:
         notes.append("compared along: %s (choose one as x)" % ", ".join(comparison_keys))
+    notes.extend(extra_notes)
+    if view.skipped:
+        notes.append("%d document(s) of this workload skipped: %s" % (sum(view.skipped.values()), ", ".join(
+            "%d %s" % (count, reason) for reason, count in sorted(view.skipped.items()))))
     body = reports.explorer_block(rows, meta, dimensions, filter_values)
     return reports.page("%s - %s" % (title, view.name), body, "the long-term view of the results store", notes,
                         index=INDEX)
 
 
-def build(store, out_dir, title="perfscale.topsail long-term results", regression_section=None, workloads=None):
-    """Write the site into ``out_dir``; returns ``{"index", "pages": {workload: file}, "tests", "values"}``."""
+def page_filename(name, taken):
+    """The file of a workload's page: its sanitized name, unless nothing usable remains, it is the index's
+    or another workload's (``taken``), then one made of its hash."""
+    try:
+        filename = "%s.html" % artifacts.sanitize_name(name)
+    except PerfscaleError:
+        filename = None
+    if filename is None or filename in taken or filename in (INDEX, reports.PLOTLY_JS):
+        filename = "workload-%s.html" % hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
+    return filename
+
+
+def build(store, out_dir, title="perfscale.topsail long-term results", regression_section=None, workloads=None,
+          trusted_workloads=()):
+    """Write the site into ``out_dir``; returns ``{"index", "pages": {workload: file}, "tests", "values",
+    "skipped": documents skipped, "notes": the index's notes}``. ``trusted_workloads``: the workload
+    names the configuration gives (``postprocess.workload``, the playbook's ``workloads``), whose
+    comparison keys may be loaded besides the built-in workloads'."""
     import plotly.offline
 
     views = collect(store, workloads)
+    trusted = [name for name in list(trusted_workloads or ()) + list(workloads or ()) if isinstance(name, str)]
     artifacts.ensure_dir(out_dir)
     artifacts.write_text_atomic(os.path.join(out_dir, reports.PLOTLY_JS), plotly.offline.get_plotlyjs())
     pages, items = {}, []
     for name in sorted(views):
         view = views[name]
-        comparison_keys, machine_keys = _regression_keys(name, regression_section)
-        filename = "%s.html" % artifacts.sanitize_name(name)
+        comparison_keys, machine_keys, why = _regression_keys(name, regression_section, trusted)
+        notes = ["comparison and machine keys: %s (%s)" % ("the configuration's" if comparison_keys or machine_keys
+                                                           else "none", why)] if why else []
+        skipped = store.skipped.words(name)
+        if skipped:
+            notes.append(skipped)
+        filename = page_filename(name, set(pages.values()))
         artifacts.write_text_atomic(os.path.join(out_dir, filename),
-                                    workload_page(view, comparison_keys, machine_keys, title))
+                                    workload_page(view, comparison_keys, machine_keys, title, notes))
         pages[name] = filename
         items.append("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%d test(s), %d KPI(s)</span></li>"
                      % (reports.escape(filename), reports.escape(name), len(view.rows), len(view.kpis)))
     body = "<ul class='cards'>%s</ul>" % "".join(items) if items else "<p>The results store holds no KPI yet.</p>"
+    skipped = store.skipped.count() + sum(sum(v.skipped.values()) for v in views.values())
+    index_notes = [store.skipped.words()] if store.skipped.words() else []
+    in_views = sum(sum(v.skipped.values()) for v in views.values())
+    if in_views:
+        index_notes.append("%d KPI document(s) skipped by their workload's page (each page says why)" % in_views)
     index = reports.page(title, body, "generated %s from %s" % (
-        datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), store.describe()), index=None)
+        datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"), store.describe()), index_notes, index=None)
     artifacts.write_text_atomic(os.path.join(out_dir, INDEX), index)
     return {"index": os.path.join(out_dir, INDEX), "pages": pages,
             "tests": sum(len(v.rows) for v in views.values()),
-            "values": sum(1 for v in views.values() for row in v.rows.values() for k in v.kpis if k in row)}
+            "values": sum(1 for v in views.values() for row in v.rows.values() for k in v.kpis if k in row),
+            "skipped": skipped, "notes": index_notes}

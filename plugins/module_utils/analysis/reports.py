@@ -21,6 +21,7 @@ import html
 import json
 import math
 import os
+import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ReportError
@@ -45,6 +46,23 @@ nav a{margin-right:1em} .card{border:1px solid #ddd;border-radius:6px;padding:.8
 
 def escape(value):
     return html.escape("" if value is None else str(value))
+
+
+# a URL's scheme (RFC 3986): what follows is the scheme's business
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+# what a browser strips or skips in a URL before reading its scheme: controls, whitespace, backslashes
+_UNSAFE_URL_CHARACTERS = re.compile(r"[\x00-\x20\x7f\\]")
+
+
+def safe_link(url):
+    """Whether a URL from data may be a link a click opens: ``http:``/``https:``, or relative (a path,
+    a query or a fragment of this site); not ``javascript:``, ``data:``, ``file:``, ``s3:`` or any other
+    scheme, nor a network-path ``//host``, nor a URL a browser would read otherwise than this check
+    does (controls, whitespace or backslashes anywhere). A URL that is not safe is shown as text."""
+    if not isinstance(url, str) or not url or _UNSAFE_URL_CHARACTERS.search(url) or url.startswith("//"):
+        return False
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower() in ("http", "https")
 
 
 # --------------------------------------------------------------------------
@@ -298,6 +316,14 @@ EXPLORER_SCRIPT = r"""
   function text(v) { return v === null || v === undefined ? '(unset)' : String(v); }
   function numeric(values) { return values.every(function (v) { return typeof v === 'number'; }); }
   function select(id) { return document.getElementById(id); }
+  // what reports.safe_link lets through, again here: only http(s) and relative links are opened
+  function safeLink(link) {
+    if (typeof link !== 'string' || link === '' || /[\x00-\x20\x7f\\]/.test(link) || link.slice(0, 2) === '//') {
+      return false;
+    }
+    var scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(link);
+    return scheme === null || /^https?$/i.test(scheme[1]);
+  }
   function state() {
     var s = {kpi: select('ex-kpi').value, x: select('ex-x').value, series: select('ex-series').value, filters: {}};
     document.querySelectorAll('#explorer select[data-dim]').forEach(function (el) {
@@ -359,8 +385,9 @@ EXPLORER_SCRIPT = r"""
       var trace = {type: 'scatter', mode: isNumeric || isDate ? 'lines+markers' : 'markers', name: key,
                    x: g.map(function (r) { return isNumeric || isDate ? r[s.x] : text(r[s.x]); }),
                    y: g.map(function (r) { return r[s.kpi]; }),
-                   text: g.map(function (r) { return r.test_path + (r[verdictKey] ? ' - ' + r[verdictKey] : ''); }),
-                   customdata: g.map(function (r) { return r.link || null; }), marker: {size: 9}};
+                   text: g.map(function (r) { return r.test_path + (r[verdictKey] ? ' - ' + r[verdictKey] : '') +
+                                                     (r.artifacts ? ' - artifacts: ' + r.artifacts : ''); }),
+                   customdata: g.map(function (r) { return safeLink(r.link) ? r.link : null; }), marker: {size: 9}};
       if (g.some(function (r) { return MARKS[r[verdictKey]]; })) {
         trace.marker = {size: g.map(function (r) { return MARKS[r[verdictKey]] ? 14 : 9; }),
                         symbol: g.map(function (r) { return (MARKS[r[verdictKey]] || ['circle'])[0]; }),
@@ -397,7 +424,8 @@ EXPLORER_SCRIPT = r"""
   // a point that knows where its run is: a click opens its reports and artifacts
   plot.on('plotly_click', function (event) {
     var link = event && event.points && event.points[0] && event.points[0].customdata;
-    if (link) { window.open(link, '_blank'); }
+    // noopener: the page opened gets no handle on this one (window.opener is null)
+    if (safeLink(link)) { window.open(link, '_blank', 'noopener'); }
   });
   document.querySelectorAll('#explorer select').forEach(function (el) { el.addEventListener('change', render); });
   window.addEventListener('hashchange', function () { apply(window.location.hash); render(); });
@@ -434,7 +462,8 @@ def explorer_html(df, kpis, dimensions, definitions, units=None):
 
 def explorer_block(rows, meta, dimensions, filter_values, units=None):
     """The explorer of ``rows`` (dicts: ``test_path``, the dimensions, each KPI, its ``<kpi>__error``, and
-    optionally ``<kpi>__verdict`` - marked on the points - and ``link`` - opened on a click);
+    optionally ``<kpi>__verdict`` - marked on the points - ``link`` - opened on a click when ``safe_link``
+    says so, dropped otherwise - and ``artifacts`` - a URL shown as text on hover);
     ``meta`` {kpi: {unit, higher_is_better}}; ``filter_values`` {dimension: values offered} (a dimension
     without an entry is an axis or series only)."""
     kpis = list(meta)
@@ -462,6 +491,8 @@ def explorer_block(rows, meta, dimensions, filter_values, units=None):
                 "<div class='controls'>filters: %s</div>") % (
         options(kpis), options(dimensions), series_options, " ".join(filters))
     axis_units = {d: (units or {}).get(d) for d in dimensions if (units or {}).get(d)}
+    rows = [row if safe_link(row.get("link")) or "link" not in row else
+            {k: v for k, v in row.items() if k != "link"} for row in rows]
     return ("<div id='explorer' class='card'><h2>Explore</h2>%s<div id='ex-plot' class='plot'></div>"
             "<script type='application/json' id='ex-data'>%s</script><script>%s</script></div>") % (
         controls, _json_for_script({"rows": rows, "kpis": meta, "dimensions": list(dimensions), "units": axis_units}),
@@ -544,8 +575,9 @@ def _read_registry(plots_dir):
 def render_index(plots_dir):
     """(Re)write reports_index.html from the registry of written reports."""
     registry = _read_registry(plots_dir)
-    items = "".join("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%s</span></li>"
-                    % (escape(r["file"]), escape(r["title"]), escape(r["description"])) for r in registry["reports"])
+    items = "".join("<li class='card'>%s<br><span class='meta'>%s</span></li>" % (
+        "<a href='%s'>%s</a>" % (escape(r["file"]), escape(r["title"])) if safe_link(r["file"]) else
+        "%s (%s)" % (escape(r["title"]), escape(r["file"])), escape(r["description"])) for r in registry["reports"])
     body = "<p>%s Generated %s.</p><ul style='list-style:none;padding:0'>%s</ul>" % (
         registry["counts"], registry["generated"], items)
     index = page(registry["title"], body, registry["subtitle"], registry.get("notes", ()), index=None)

@@ -29,7 +29,10 @@ Hooks and reports (optional)
   ``DEFAULT_REPORTS``    names drawn when ``postprocess.reports`` is null (default: all of REPORTS)
 
 ``load_workload`` accepts a built-in short name (``workloads/__init__.py``), an
-importable module name, or a path to a ``.py`` file.
+importable module name, or a path to a ``.py`` file: it is for names the trusted configuration
+gives (``postprocess.workload``, a playbook's parameters). A name read from data (a results store's
+document, an artifact, a server's answer) goes through ``load_workload_named_by_data``: data never
+names code (docs/security.md).
 """
 
 from __future__ import annotations
@@ -161,6 +164,21 @@ def _import_module(name, builtin, setting):
 
 def load_workload(name):
     return Workload(_import_module(name, workloads.BUILTIN, "postprocess.workload"), name)
+
+
+def load_workload_named_by_data(name, trusted=(), source="a stored document"):
+    """The workload a piece of data names (``source``: a results store's document, an artifact...):
+    resolved only against the built-in registry and the names the trusted configuration gave
+    (``trusted``: ``postprocess.workload``, a playbook's parameters), never imported or executed
+    otherwise; anything else is a one-line ``WorkloadError`` and nothing is imported."""
+    if isinstance(name, str) and (name in workloads.BUILTIN or name in trusted):
+        return load_workload(name)
+    shown = repr(name[:200] + ("..." if len(name) > 200 else "")) if isinstance(name, str) else \
+        "of type %s" % type(name).__name__
+    raise WorkloadError("workload %s named by %s: not loaded, neither a built-in workload (%s) nor one the "
+                        "configuration names%s; a name from data never imports or runs code"
+                        % (shown, source, ", ".join(sorted(workloads.BUILTIN)),
+                           " (%s)" % ", ".join(sorted(str(t) for t in trusted)) if trusted else ""))
 
 
 # what a Prometheus workload provides (see workloads/prom.py)

@@ -286,7 +286,16 @@ def _empty_summary(settings, store_description):
             "regressions": [], "persisting_regressions": [], "improvements": [], "drifts": [], "inconclusive": [],
             "no_change": 0, "not_enough_history": [], "without_history": {reason: 0 for reason in NO_HISTORY_REASONS},
             "noisy_entries": [], "baselines_with_noisy_runs": 0, "not_analysed": [],
-            "excluded_from_baselines": {"noisy": 0, "forgotten": 0}}
+            "excluded_from_baselines": {"noisy": 0, "forgotten": 0},
+            "skipped_documents": {"count": 0, "reasons": {}, "read_as_null": 0, "words": ""}}
+
+
+def skipped_documents(store):
+    """What the store's readers skipped of the history (and read as null), for the summary: a bad
+    stored document is no evidence, and the report says how many there were and why."""
+    skipped = store.skipped
+    return {"count": skipped.count(), "reasons": dict(sorted(skipped.reasons().items())),
+            "read_as_null": skipped.nulled(), "words": skipped.words()}
 
 
 def history_unavailable(payloads, settings, reason):
@@ -401,6 +410,7 @@ def analyse(payloads, store, settings, workload_name):
                if not kpi["ignored_for_regression"] and kpi["value"] is not None and not kpi.get("view_of")]
     histories, elsewhere = _histories(store, settings, workload_name, lookups, ignore)
     forgotten = {run_id for run_id, mark in store.marks().items() if mark.get("forgotten")}
+    summary["skipped_documents"] = skipped_documents(store)
     split_of = {}
     for (item, name), history, other_machines in zip(lookups, histories, elsewhere):
         split = baselines.Split(history, forgotten, policy, needed)
@@ -550,6 +560,9 @@ def summary_message(summary):
     noise = noise_words(summary)
     if noise:
         text += "; " + noise
+    skipped = (summary.get("skipped_documents") or {}).get("words")
+    if skipped:
+        text += "; " + skipped
     if summary.get("fail_reasons"):
         text += "; the test fails: %s" % ", ".join(summary["fail_reasons"])
     return text

@@ -13,6 +13,10 @@ with ``search_after``, so nothing is truncated at 10,000 hits.
 
 Credentials (``credentials_file``, or a host URL's user-info) go only to https:// or loopback hosts;
 every call of the client runs under their ``SecretMask``, so no error carries them.
+
+An answer that is not a list of hits fails the read in one line (the server is broken); a hit whose
+document is not an object, or whose fields have other types, is skipped and counted
+(``base.ResultsStore.usable``), the others read.
 """
 
 from __future__ import annotations
@@ -72,11 +76,11 @@ def _typed(document):
 
 
 def _hits(response, where):
-    """The hits of a search answer, each with a ``_source`` mapping; anything else is one line."""
+    """The hits of a search answer, each a mapping (its ``_source`` is checked as a document by the
+    reader: a bad one is skipped alone); anything else is one line."""
     section = response.get("hits", {}) if isinstance(response, dict) else None
     hits = section.get("hits", []) if isinstance(section, dict) else None
-    if not isinstance(hits, list) or not all(isinstance(hit, dict) and isinstance(hit.get("_source"), dict)
-                                             for hit in hits):
+    if not isinstance(hits, list) or not all(isinstance(hit, dict) for hit in hits):
         raise StoreError("%s: its answer holds no list of hits with their documents" % where)
     if len(hits) == PAGE_SIZE and not isinstance(hits[-1].get("sort"), list):
         raise StoreError("%s: a full page of hits without the sort values of its last hit" % where)
@@ -156,6 +160,14 @@ class OpenSearchStore(base.ResultsStore):
 
     def _unavailable(self, exc):
         return StoreUnavailable("%s: %s" % (self.describe(), base.short_reason(exc)))
+
+    def _document(self, hit, index):
+        """The hit's document, its labels typed back (numbers were indexed as keywords), or None when
+        it is skipped (counted)."""
+        source = hit.get("_source")
+        hit_id = hit.get("_id")
+        where = (index, hit_id if isinstance(hit_id, str) else repr(hit_id)[:100] + repr(source)[:200])
+        return self.usable(_typed(source) if isinstance(source, dict) else source, where, text=False)
 
     def index(self, kind):
         names = {"kpi": "kpis", "prom": "kpis" + self.prom_index_suffix, "regression": "regressions", "mark": "marks",
@@ -312,7 +324,8 @@ class OpenSearchStore(base.ResultsStore):
                         continue  # nothing stored yet
                     raise StoreError("%s: history query failed: %s" % (self.describe(), base.short_reason(reason)))
                 hits = _hits(outcome, "%s: history query" % self.describe())
-                answers[position].extend(_typed(hit["_source"]) for hit in hits)
+                documents = (self._document(hit, self.index(kind)) for hit in hits)
+                answers[position].extend(document for document in documents if document is not None)
                 if len(hits) == PAGE_SIZE:
                     pending.append((position, kind, query, hits[-1]["sort"]))
         return answers
@@ -331,7 +344,9 @@ class OpenSearchStore(base.ResultsStore):
                 raise self._unavailable(exc) from None
             hits = _hits(response, "%s: %s documents" % (self.describe(), kind))
             for hit in hits:
-                yield hit["_source"]
+                document = self._document(hit, self.index(kind))
+                if document is not None:
+                    yield document
             if len(hits) < PAGE_SIZE:
                 return
             after = hits[-1]["sort"]

@@ -8,6 +8,10 @@ writing at once both land. History look-ups go through an index of history
 keys (``base.history_key``) per set of ignored keys: the first look-up with a
 new set builds it once over the stored documents, every later write keeps it
 up to date, and a run's look-ups are then a few indexed ``IN`` queries.
+
+The file may be shared, and written by other hands than this collection's: every document read
+back goes through ``base.ResultsStore.usable`` (one that is not JSON, not an object or has fields
+of other types is skipped and counted, never failing the read).
 """
 
 from __future__ import annotations
@@ -200,13 +204,24 @@ class SQLiteStore(base.ResultsStore):
                     break
                 connection.executemany(
                     "INSERT OR REPLACE INTO history_keys (signature, key, doc_id) VALUES (?, ?, ?)",
-                    [(signature, base.history_key(kind, workload, kpi, json.loads(labels), ignore), doc)
-                     for doc, kind, workload, kpi, labels in batch])
+                    [(signature, base.history_key(kind, workload, kpi, labels, ignore), doc)
+                     for doc, kind, workload, kpi, labels in self._keyed(batch)])
             connection.execute("INSERT INTO history_signatures (signature, ignore_keys) VALUES (?, ?)",
                                (signature, json.dumps(ignore)))
 
         self._transaction(build)
         return signature
+
+    def _keyed(self, rows):
+        """The rows (doc_id, kind, workload, kpi_name, labels text) whose labels are a JSON object, the
+        labels parsed; a row whose labels are not is never in a history (skipped from it, counted)."""
+        for doc, kind, workload, kpi, labels in rows:
+            parsed, _nulled, reason = base.read_object(labels)
+            if reason is None:
+                yield doc, kind, workload, kpi, parsed
+            else:
+                self.skipped.skip(("history_keys", doc), "labels column %s" % reason, workload
+                                  if isinstance(workload, str) else None)
 
     def history_batch(self, queries, ignore_keys=()):
         import sqlite3
@@ -227,11 +242,14 @@ class SQLiteStore(base.ResultsStore):
                     [signature] + chunk).fetchall()
                 for key, ts, doc, document in rows:
                     found[key].append((ts, doc, document))
-            for key, rows in found.items():
-                rows.sort()
-                found[key] = [json.loads(document) for _ts, _doc, document in rows]
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from None
+        for key, rows in found.items():
+            # a time or an id of another type (a file written by other hands) sorts last, never fails
+            rows.sort(key=lambda row: (not isinstance(row[0], (int, float)), row[0] if isinstance(
+                row[0], (int, float)) else 0, str(row[1])))
+            found[key] = [document for document in (self.usable(text, ("documents", doc)) for _ts, doc, text in rows)
+                          if document is not None]
         answers = []
         for query in queries:
             documents = found[query.key(ignore_keys)]
@@ -244,11 +262,11 @@ class SQLiteStore(base.ResultsStore):
         import sqlite3
 
         try:
-            rows = self.connection.execute("SELECT document FROM documents WHERE kind = 'mark'").fetchall()
+            rows = self.connection.execute("SELECT doc_id, document FROM documents WHERE kind = 'mark'").fetchall()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from None
-        marks = (json.loads(row[0]) for row in rows)
-        return {mark["run_id"]: mark for mark in marks if mark.get("run_id")}
+        marks = (self.usable(text, ("documents", doc)) for doc, text in rows)
+        return {mark["run_id"]: mark for mark in marks if mark is not None and mark.get("run_id")}
 
     def documents(self, kind="kpi"):
         import sqlite3
@@ -257,13 +275,16 @@ class SQLiteStore(base.ResultsStore):
             if not self.connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'") \
                     .fetchone():
                 return  # a store nothing was exported to yet
-            cursor = self.connection.execute("SELECT document FROM documents WHERE kind = ? ORDER BY ts, doc_id", (kind,))
+            cursor = self.connection.execute(
+                "SELECT doc_id, document FROM documents WHERE kind = ? ORDER BY ts, doc_id", (kind,))
             while True:
                 rows = cursor.fetchmany(1000)
                 if not rows:
                     return
-                for row in rows:
-                    yield json.loads(row[0])
+                for doc, text in rows:
+                    document = self.usable(text, ("documents", doc))
+                    if document is not None:
+                        yield document
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from None
 

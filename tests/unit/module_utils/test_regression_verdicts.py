@@ -856,6 +856,7 @@ def test_history_unavailable_lists_every_entry_and_fails_nothing():
         "not_analysed": [{"test": "run/a", "reason": "history unavailable: connection refused"},
                          {"test": "run/b", "reason": "history unavailable: connection refused"}],
         "excluded_from_baselines": {"noisy": 0, "forgotten": 0},
+        "skipped_documents": {"count": 0, "reasons": {}, "read_as_null": 0, "words": ""},
         "message": "history unavailable (connection refused): nothing analysed", "fail_test": False, "fail_reasons": []}
 
 
@@ -965,7 +966,7 @@ def test_every_no_history_reason_has_words():
 # analyse: the summary, the records and the details, against a store that answers what it is told
 
 
-class FakeStore:
+class FakeStore(stores_base.ResultsStore):
     """History by (test uuid, KPI name); ``elsewhere`` answers the look-up across machines."""
 
     def __init__(self, histories, forgotten=(), elsewhere=None):
@@ -1227,3 +1228,18 @@ def test_the_policies_are_named_and_described():
     assert baselines.DESCRIPTIONS == {
         "prefer_quiet": "noisy runs enter a baseline only where there are too few quiet ones",
         "all": "noisy runs enter the baselines", "quiet_only": "noisy runs stay out of the baselines"}
+
+
+def test_a_stored_document_of_other_types_is_no_evidence_and_the_summary_counts_it(store):
+    # anyone who can write to a shared store: a run id that is a list once stopped the whole step
+    store.write([stores_base.kpi_document({
+        "indicator": "matmul", "size": 256, "version": "1.4", "test_path": "old/bad", "run_id": ["not", "text"],
+        "kpi_name": "rate", "value": 100.0, "unit": "x", "higher_is_better": True, "ignored_for_regression": False,
+        "test_uuid": "bad-256", "workload": "w", "@timestamp": "2026-11-21T10:00:00+00:00"})])
+    summary, _records, details = ra.analyse([payload("new", 256, 100.0, 0.01)], store, settings(), "w")
+    words = "1 stored document(s) skipped: 1 field run_id is a list, expected text"
+    assert summary["skipped_documents"] == {"count": 1, "reasons": {"field run_id is a list, expected text": 1},
+                                            "read_as_null": 0, "words": words}
+    assert summary["message"].endswith("; " + words)
+    rate = [kpi for kpi in details[0]["kpis"] if kpi["name"] == "rate"][0]
+    assert rate["evidence"]["history_points"] == 20 and "bad-256" not in {h["test_uuid"] for h in rate["history"]}

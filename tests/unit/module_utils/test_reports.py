@@ -1,3 +1,4 @@
+import json
 import os
 
 import pandas as pd
@@ -195,3 +196,37 @@ def test_the_explorers_default_series_is_every_other_setting_that_varies():
     html_text = r.explorer_html(DF, ["rate"], ["size", "dtype", "indicator"], [], units={"size": "n"})
     assert "<option value='*' selected>(every other setting that varies)</option>" in html_text
     assert '"units": {"size": "n"}' in html_text and '"dimensions": ["size", "dtype", "indicator"]' in html_text
+
+
+@pytest.mark.parametrize("url, opened", [
+    ("https://ci.example/run/1", True), ("HTTP://ci.example/run/1", True), ("runs/1/index.html", True),
+    ("/srv/runs/1", True), ("?run=1", True), ("#kpi=rate", True), ("1a:b", True),
+    ("javascript:alert(1)", False), ("JavaScript:alert(1)", False), (" javascript:alert(1)", False),
+    ("java\tscript:alert(1)", False), ("\x01javascript:alert(1)", False), ("data:text/html,<script>", False),
+    ("vbscript:x", False), ("file:///etc/passwd", False), ("s3://bucket/run", False), ("//evil.example/x", False),
+    ("\\\\evil.example/x", False), ("https:\\\\evil.example", False), ("", False), (None, False),
+    (["https://x"], False),
+])
+def test_only_http_and_relative_urls_are_links(url, opened):
+    assert r.safe_link(url) is opened
+
+
+def test_the_explorer_drops_a_link_that_is_not_safe_and_opens_the_others_without_an_opener():
+    rows = [{"test_path": "a", "size": 1, "rate": 1.0, "link": "javascript:alert(1)"},
+            {"test_path": "b", "size": 2, "rate": 2.0, "link": "https://ci.example/b"}]
+    html_text = r.explorer_block(rows, {"rate": {"unit": "u", "higher_is_better": True}}, ["size"], {})
+    assert "javascript:" not in html_text and '"link": "https://ci.example/b"' in html_text
+    assert "window.open(link, '_blank', 'noopener')" in html_text and "if (safeLink(link))" in html_text
+    # the caller's rows are left as they were
+    assert rows[0]["link"] == "javascript:alert(1)"
+
+
+def test_the_index_links_only_report_files_with_a_safe_name(tmp_path):
+    registry = {"title": "t", "subtitle": "", "notes": [], "counts": "", "generated": "now",
+                "reports": [{"file": "overview.html", "title": "Overview", "description": "d"},
+                            {"file": "javascript:alert(1)", "title": "Evil", "description": "e"}]}
+    (tmp_path / r.INDEX_REGISTRY).write_text(json.dumps(registry))
+    r.render_index(str(tmp_path))
+    index = (tmp_path / r.INDEX).read_text()
+    assert "<a href='overview.html'>Overview</a>" in index
+    assert "href='javascript" not in index and "Evil (javascript:alert(1))" in index

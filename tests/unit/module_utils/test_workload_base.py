@@ -2,11 +2,13 @@
 
 import json
 import os
+import sys
 from typing import Optional
 
 import pydantic
 import pytest
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
@@ -317,3 +319,23 @@ def test_a_workload_with_only_what_differs_loads_and_yields_kpis(tmp_path):
 @pytest.mark.parametrize("name", ["perf_indicators", "llm_load", "fine_tuning"])
 def test_the_base_is_part_of_the_cache_key_of_every_built_in_workload(name):
     assert os.path.abspath(base.__file__) in workload_lib.load_workload(name).source_files()
+
+
+def test_a_workload_named_by_data_resolves_only_against_the_built_in_ones_and_the_configurations(tmp_path,
+                                                                                                 monkeypatch):
+    assert workload_lib.load_workload_named_by_data("perf_indicators").name == "perf_indicators"
+    path = str(minimal_workload(tmp_path))
+    assert workload_lib.load_workload_named_by_data(path, trusted=[path]).name == path
+    for name in ("this", "os.path", path, "perf_indicators.py"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        with pytest.raises(errors.WorkloadError) as refused:
+            workload_lib.load_workload_named_by_data(name, trusted=["team.workload"], source="an artifact")
+        assert str(refused.value) == (
+            "workload %r named by an artifact: not loaded, neither a built-in workload (fine_tuning, llm_load, "
+            "perf_indicators) nor one the configuration names (team.workload); a name from data never imports or "
+            "runs code" % name)
+    assert "this" not in sys.modules
+    with pytest.raises(errors.WorkloadError, match=r"^workload of type list named by a stored document: not loaded, "):
+        workload_lib.load_workload_named_by_data(["perf_indicators"])
+    with pytest.raises(errors.WorkloadError, match=r"^workload 'x{200}\.\.\.' named by"):
+        workload_lib.load_workload_named_by_data("x" * 500)

@@ -185,3 +185,24 @@ def test_opensearch_keeps_prometheus_kpis_in_the_suffixed_kpi_index(tmp_path, op
         assert opened.client.count(index="suffix-kpis-promx")["count"] == 1
     finally:
         opened.close()
+
+
+def test_a_stored_document_of_other_types_is_skipped_counted_once_and_the_rest_read(store):
+    # what anyone who can write to a shared store may leave in it, through the store's own write
+    store.write([record("ok-1", 1.0, "2026-11-20T10:00:00+00:00"), record("ok-2", 2.0, "2026-11-20T11:00:00+00:00"),
+                 dict(record("listed-run", 3.0), run_id=["not", "text"]),
+                 dict(record("worded-flag", 4.0), noisy="yes"),
+                 dict(base.mark_document("run-1", True), forgotten="yes"), base.mark_document("run-2", True)])
+    for _read in range(2):
+        history = store.history("w", "rate", LABELS, ["version", "test_path", "run_id"])
+        assert [d["test_uuid"] for d in history] == ["ok-1", "ok-2"]
+        assert sorted(d["test_uuid"] for d in store.documents("kpi")) == ["ok-1", "ok-2"]
+        assert list(store.marks()) == ["run-2"]
+    # each counted once, however many times it was read
+    assert dict(store.skipped.reasons()) == {"field run_id is a list, expected text": 1,
+                                             "field noisy is text, expected a boolean": 1,
+                                             "field forgotten is text, expected a boolean": 1}
+    assert store.skipped.count("w") == 2 and store.skipped.nulled() == 0
+    assert store.skipped.words() == ("3 stored document(s) skipped: 1 field forgotten is text, expected a boolean, "
+                                     "1 field noisy is text, expected a boolean, 1 field run_id is a list, "
+                                     "expected text")
