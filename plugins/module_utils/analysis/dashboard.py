@@ -42,7 +42,8 @@ INDEX = "index.html"
 MAX_FILTER_VALUES = 200
 # fields of a stored KPI document that are not labels of its test
 TEST_FIELDS = set(base.RECORD_FIELDS) | {"test_path", "run_id", "doc_id", "@timestamp", "kind"}
-VERDICTS = ("regression", "persisting_regression", "improvement", "inconclusive", "no_change", "not_enough_history")
+VERDICTS = ("regression", "persisting_regression", "improvement", "drift", "inconclusive", "no_change",
+            "not_enough_history")
 # the columns of a row that are not labels: a stored label of one of these names is not shown as a label
 ROW_FIELDS = ("test_path", "when", "run_id", "link", "artifacts")
 ROW_SUFFIXES = ("__verdict", "__error")
@@ -165,7 +166,7 @@ def workload_page(view, comparison_keys, machine_keys, title, notes=()):
         if machine_keys else collections.Counter()
     runs = len({row.get("run_id") for row in rows if row.get("run_id")})
     marked = sum(1 for row in rows for key in row if key.endswith("__verdict")
-                 and row[key] in ("regression", "persisting_regression", "improvement"))
+                 and row[key] in ("regression", "persisting_regression", "improvement", "drift"))
     notes = ["%d test(s) of %d run(s); %d KPI(s); %d change(s) marked (regressions and improvements the regression "
              "step found)" % (len(rows), runs, len(kpis), marked)]
     if machines:

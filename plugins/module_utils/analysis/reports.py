@@ -376,6 +376,7 @@ EXPLORER_SCRIPT = r"""
       return typeof r[s.x] === 'string' && /^\d{4}-\d\d-\d\dT/.test(r[s.x]); });
     var verdictKey = s.kpi + '__verdict';
     var MARKS = {regression: ['x', '#d62728'], persisting_regression: ['x-thin-open', '#8c1c1c'],
+                 drift: ['star-triangle-down-open', '#9467bd'],
                  improvement: ['triangle-up', '#2ca02c'], inconclusive: ['diamond-open', '#ff7f0e']};
     var errorKey = s.kpi + '__error', meta = data.kpis[s.kpi] || {};
     var traces = order.sort().map(function (key) {
@@ -692,7 +693,7 @@ def baseline_band(evidence, df):
             "end": segment["time"].max()}
 
 
-VERDICT_STYLE = {"regression": "failed", "persisting_regression": "failed", "improvement": "ok",
+VERDICT_STYLE = {"regression": "failed", "persisting_regression": "failed", "drift": "failed", "improvement": "ok",
                  "inconclusive": "meta", "no_change": "meta", "not_enough_history": "meta"}
 
 
@@ -717,6 +718,16 @@ def _change(line):
 
 def _fmt_signed(value):
     return ("+" if value > 0 else "") + _fmt(value)
+
+
+def drift_words(drift):
+    """A drift in words: how far it moved, since which run, its slope and p-value."""
+    since = drift.get("since") or {}
+    return "drift for the %s since %s (run %s, commit %s): %s over %d run(s), %s per run, p %s" % (
+        drift.get("direction") or "?", since.get("timestamp"), since.get("run_id") or "?",
+        (since.get("git_commit") or "?")[:12], _percent(drift.get("relative_change")), drift.get("points") or 0,
+        _fmt_signed(drift["slope_per_run"]) if isinstance(drift.get("slope_per_run"), (int, float)) else "?",
+        _fmt(drift.get("pvalue")))
 
 
 def _since(line):
@@ -767,6 +778,14 @@ def regression_report(summary, details):
         parts.append("<h2 class='meta'>Inconclusive</h2><p class='meta'>changes the evidence cannot tell from noise "
                      "yet; they never fail the test</p><table><tr><th>test</th><th>KPI</th><th>current</th>"
                      "<th>baseline</th><th>change</th><th>p-value</th><th>why</th></tr>%s</table>" % rows)
+    if summary.get("drifts"):
+        rows = "".join("<tr><td>%s</td><td>%s</td><td>%s %s</td><td class='%s'>%s</td></tr>" % (
+            escape(r["test"]), escape(r["kpi"]), _fmt(r["current"]), escape(r["unit"]),
+            "failed" if (r.get("drift") or {}).get("direction") == "worse" else "ok",
+            escape(drift_words(r.get("drift") or {}))) for r in summary["drifts"])
+        parts.append("<h2>Drifts</h2><p class='meta'>no step, but the latest runs slope: a slow trend, reported apart "
+                     "from regressions%s</p><table><tr><th>test</th><th>KPI</th><th>current</th><th>drift</th></tr>%s"
+                     "</table>" % ("; drifts for the worse fail the test" if summary.get("fail_on_drift") else "", rows))
     headings = (("regressions", "New regressions"), ("persisting_regressions", "Persisting regressions"),
                 ("improvements", "Improvements"))
     for kind, heading in headings:
@@ -808,6 +827,10 @@ def regression_report(summary, details):
                                             else _fmt(value)))
             if evidence.get("since"):
                 facts.append(_since(dict(evidence, relative_change_since=evidence.get("relative_change_since"))))
+            if evidence.get("drift"):
+                facts.append(drift_words(evidence["drift"]))
+            if evidence.get("gaps"):
+                facts.append("%d history run(s) without a value (gaps: left out, their places kept)" % evidence["gaps"])
             if evidence.get("note"):
                 facts.append(evidence["note"])
             if evidence.get("why"):

@@ -15,7 +15,7 @@ import re
 MARKER = "<!-- perfscale.topsail verdict: %s -->"
 MARKER_NAME = re.compile(r"[^A-Za-z0-9_.+/-]")
 BUCKETS = (("regressions", "regression"), ("persisting_regressions", "persisting regression"),
-           ("improvements", "improvement"), ("inconclusive", "inconclusive"))
+           ("drifts", "drift"), ("improvements", "improvement"), ("inconclusive", "inconclusive"))
 
 
 def marker(test_name):
@@ -39,6 +39,8 @@ def headline(counts, failed_points, analysed):
         return "REGRESSION"
     if not analysed:
         return "NOT ANALYSED"
+    if counts.get("drifts"):
+        return "DRIFT"
     if counts["inconclusive"]:
         return "INCONCLUSIVE"
     return "IMPROVEMENT" if counts["improvements"] else "NO REGRESSION"
@@ -49,10 +51,20 @@ def top_changes(summary, limit):
     order = {bucket: index for index, (bucket, _label) in enumerate(BUCKETS)}
     lines = [dict(line, bucket=bucket) for bucket, _label in BUCKETS for line in summary.get(bucket) or ()]
     lines.sort(key=lambda line: (order[line["bucket"]], -abs(line.get("relative_change") or 0.0)))
-    return [{"kpi": line.get("kpi"), "test": line.get("test"), "verdict": line.get("verdict") or line["bucket"],
-             "current": line.get("current"), "before": line.get("baseline_mean", line.get("history_mean")),
-             "unit": line.get("unit"), "relative_change": line.get("relative_change"), "pvalue": line.get("pvalue"),
-             "why": line.get("why")} for line in lines[:limit]]
+    return [_change_line(line) for line in lines[:limit]]
+
+
+def _change_line(line):
+    """A changed KPI as the message shows it; a drift by where its segment started and how far it moved."""
+    drift = line.get("drift") if isinstance(line.get("drift"), dict) else None
+    if drift:
+        return {"kpi": line.get("kpi"), "test": line.get("test"), "verdict": "drift (%s)" % drift.get("direction"),
+                "current": line.get("current"), "before": drift.get("level_start"), "unit": line.get("unit"),
+                "relative_change": drift.get("relative_change"), "pvalue": drift.get("pvalue"), "why": line.get("why")}
+    return {"kpi": line.get("kpi"), "test": line.get("test"), "verdict": line.get("verdict") or line["bucket"],
+            "current": line.get("current"), "before": line.get("baseline_mean", line.get("history_mean")),
+            "unit": line.get("unit"), "relative_change": line.get("relative_change"), "pvalue": line.get("pvalue"),
+            "why": line.get("why")}
 
 
 def verdict_message(test_name, run, summary, failed_points=(), links=None, limit=5):
@@ -88,16 +100,21 @@ def _run_line(message):
     return "Run `%s` · %s · %s point(s)" % (message["run_id"] or "-", message["duration"], points)
 
 
-def markdown(message):
+def _numbers(message):
+    """regressions, persisting, drifts, improvements, inconclusive, failed points (a message spooled
+    before drifts were counted has none)."""
     counts = message["counts"]
-    numbers = (counts["regressions"], counts["persisting_regressions"], counts["improvements"], counts["inconclusive"],
-               len(message["failed_points"]))
+    return (counts["regressions"], counts["persisting_regressions"], counts.get("drifts", 0), counts["improvements"],
+            counts["inconclusive"], len(message["failed_points"]))
+
+
+def markdown(message):
     lines = [marker(message["test_name"]),
              "### perfscale.topsail · `%s`: **%s**" % (message["test_name"], message["headline"]),
              "", _run_line(message), "",
-             "| regressions | persisting | improvements | inconclusive | failed points |",
-             "|---:|---:|---:|---:|---:|",
-             "| %d | %d | %d | %d | %d |" % numbers,
+             "| regressions | persisting | drifts | improvements | inconclusive | failed points |",
+             "|---:|---:|---:|---:|---:|---:|",
+             "| %d | %d | %d | %d | %d | %d |" % _numbers(message),
              "", message["summary_line"]]
     if message["failed_points"]:
         lines += ["", "Failed points: " + ", ".join("`%s`" % p for p in message["failed_points"][:20])]
@@ -113,11 +130,9 @@ def markdown(message):
 
 
 def slack_text(message):
-    counts = message["counts"]
-    numbers = (counts["regressions"], counts["persisting_regressions"], counts["improvements"], counts["inconclusive"],
-               len(message["failed_points"]))
     lines = ["*perfscale.topsail* `%s`: *%s*" % (message["test_name"], message["headline"]), _run_line(message),
-             "%d regression(s), %d persisting, %d improvement(s), %d inconclusive, %d failed point(s)" % numbers]
+             "%d regression(s), %d persisting, %d drift(s), %d improvement(s), %d inconclusive, %d failed point(s)"
+             % _numbers(message)]
     lines += ["• `%s` (%s): %s -> %s (%s, p=%s)" % (
         c["kpi"], c["verdict"], _number(c["before"]), _number(c["current"], c["unit"]), _change(c["relative_change"]),
         _pvalue(c["pvalue"])) for c in message["changes"]]

@@ -67,7 +67,8 @@ def message_for(run_root, failed=(), settings=None):
 def test_the_message_says_the_verdict_the_top_changes_and_where_to_look(run_root):
     message = message_for(run_root)
     assert message["test_name"] == "llm_serving+cpu_smoke" and message["headline"] == "REGRESSION"
-    assert message["counts"] == {"regressions": 1, "persisting_regressions": 0, "improvements": 1, "inconclusive": 1}
+    assert message["counts"] == {"regressions": 1, "persisting_regressions": 0, "drifts": 0, "improvements": 1,
+                                 "inconclusive": 1}
     # regressions first, then by the size of the change
     assert [c["kpi"] for c in message["changes"]] == ["throughput", "ttft_p99", "itl"]
     text = message_lib.markdown(message)
@@ -81,6 +82,26 @@ def test_the_message_says_the_verdict_the_top_changes_and_where_to_look(run_root
                                  "inconclusive": 0}, ["p1"], True) == "FAILED POINTS"
     assert verdict.run_message(section(), run_root, None)["headline"] == "NOT ANALYSED"
     assert message_lib.verdict_message("t", {"duration_s": 3725}, SUMMARY)["duration"] == "1h 02m 05s"
+    assert "| 1 | 0 | 0 | 1 | 1 | 0 |" in text and "1 regression(s), 0 persisting, 0 drift(s), 1 improvement(s)" in \
+        slack_text
+
+
+def test_a_drift_is_counted_and_shown_by_how_far_it_moved_since_its_start():
+    drift = {"start": 3, "slope_per_run": -2.0, "level_start": 1000.0, "level_end": 940.0, "relative_change": -0.06,
+             "pvalue": 0.0002, "points": 31, "direction": "worse", "since": {"run_id": "r3"}}
+    summary = {"kpis_analysed": 2, "message": "2 KPI(s)", "drifts": [
+        {"test": "size=256", "kpi": "throughput", "unit": "tokens/s", "current": 941.0, "verdict": "drift",
+         "relative_change": -0.001, "drift": drift}]}
+    message = message_lib.verdict_message("t", {"run_id": "r", "points": 1}, summary)
+    assert message["headline"] == "DRIFT" and message["counts"]["drifts"] == 1
+    assert message["changes"] == [{"kpi": "throughput", "test": "size=256", "verdict": "drift (worse)",
+                                   "current": 941.0, "before": 1000.0, "unit": "tokens/s", "relative_change": -0.06,
+                                   "pvalue": 0.0002, "why": None}]
+    assert "| `throughput` | size=256 | drift (worse) | 1000 | 941 tokens/s | -6.0% | 0.0002 |" in \
+        message_lib.markdown(message)
+    # a message spooled before drifts were counted is still rendered
+    old = dict(message, counts={"regressions": 0, "persisting_regressions": 0, "improvements": 0, "inconclusive": 0})
+    assert "| 0 | 0 | 0 | 0 | 0 | 0 |" in message_lib.markdown(old)
 
 
 def test_one_github_comment_per_pull_request_and_test_updated_by_later_runs(run_root, secrets):
