@@ -20,7 +20,9 @@ description:
     runs enter it as C(regression.noise.baseline) decides (C(prefer_quiet), C(all), C(quiet_only)).
   - Runs the configured method (C(regression.method)) on history plus current value. Verdicts -
     C(regression) (a change at this run), C(persisting_regression) (still below the baseline an
-    earlier run left; that run is named), C(improvement), C(no_change) (with the p-value and the
+    earlier run left; that run is named), C(improvement), C(drift) (no step, but the latest runs
+    slope - method C(linear_segments), the default - with the run it starts at, how far it moved
+    and whether for the worse), C(no_change) (with the p-value and the
     effect size), C(inconclusive) (a change the evidence cannot tell from noise yet - why, and how
     many more runs would decide it), C(not_enough_history) (with the reason - none stored, only
     noisy or forgotten runs, only other machines). Direction decides regression or improvement.
@@ -31,7 +33,7 @@ description:
     C(regression_report.html) (linked from C(reports_index.html)) into O(plots_dir).
   - Never fails because of a regression; RV(fail_test) says whether the configuration
     (C(regression.fail_test_on_regression), C(regression.fail_on_persisting),
-    C(regression.require_history)) wants the test failed. When the store cannot be
+    C(regression.fail_on_drift), C(regression.require_history)) wants the test failed. When the store cannot be
     reached, every entry is reported as not analysed, with the reason.
   - Runs on the controller (action plugin).
 author:
@@ -98,7 +100,8 @@ fail_test:
   description: >-
     Whether the test fails - a new regression (of a noisy run only against a baseline holding
     noisy runs too) with C(regression.fail_test_on_regression), a persisting one with C(regression.fail_on_persisting)
-    too, or no history at all with C(regression.require_history).
+    too, a drift for the worse with C(regression.fail_on_drift) too, or no history at all with
+    C(regression.require_history).
   returned: success
   type: bool
 fail_reasons:
