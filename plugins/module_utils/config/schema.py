@@ -441,6 +441,14 @@ def notifications_model():
         if value is not None and not str(value).startswith(("http://", "https://")):
             raise ValueError("%s %r: expected http(s)://host[:port][/path]" % (key, value))
 
+    def _token_url(value, key):
+        """A URL a bearer token is sent to: https://, or a loopback host (a test stand-in)."""
+        from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
+
+        problem = secret_refs.cleartext_problem(value, key, "bearer tokens")
+        if problem:
+            raise ValueError(problem)
+
     class GitHub(pydantic.BaseModel):
         """One comment per pull request and test, updated by later runs (module_utils/notify/github.py)."""
         model_config = _strict()
@@ -460,6 +468,7 @@ def notifications_model():
                 missing = [name for name in ("repo", "pr_number", "token_file") if not getattr(self, name)]
                 if missing:
                     raise ValueError("enabled: true needs %s" % ", ".join(missing))
+                _token_url(self.api_url, "api_url")
             return self
 
     class Slack(pydantic.BaseModel):
@@ -478,6 +487,7 @@ def notifications_model():
                 missing = [name for name in ("channel", "token_file") if not getattr(self, name)]
                 if missing:
                     raise ValueError("enabled: true needs %s" % ", ".join(missing))
+                _token_url(self.api_url, "api_url")
             return self
 
     class Notifications(pydantic.BaseModel):

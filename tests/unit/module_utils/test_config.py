@@ -720,3 +720,23 @@ def test_a_value_set_twice_from_one_anchor_is_two_values():
     assert tree == {"x": {"a": [1]}, "y": {"a": [1]}, "z": [{"a": [1]}, {"a": [1]}]}
     parts = [tree["x"], tree["y"], tree["z"][0], tree["z"][1], value]
     assert len({id(part) for part in parts}) == 5 and len({id(part["a"]) for part in parts}) == 5
+
+
+@pytest.mark.parametrize("notifier, settings", [
+    ("github", {"repo": "team/project", "pr_number": 7, "token_file": "gh-token"}),
+    ("slack", {"channel": "C0123", "token_file": "slack-token"}),
+])
+def test_a_notifiers_token_goes_only_over_https_or_to_a_loopback_host(notifier, settings):
+    """notifications.*.api_url over http:// would send the bearer token in clear: refused when the
+    configuration is read, by name, before any run (a loopback stand-in, and a disabled notifier, are fine)."""
+    def section(url, enabled=True):
+        return {"notifications": {notifier: dict(settings, enabled=enabled, api_url=url)}}
+
+    with pytest.raises(errors.ConfigError) as refused:
+        config_schema.read_section(section("http://github.example.com/api/v3"), "notifications")
+    message = str(refused.value)
+    assert "\n" not in message and "api_url http://github.example.com/api/v3: bearer tokens are only sent over https://" \
+        in message
+    for url in ("https://github.example.com/api/v3", "http://127.0.0.1:8080", "http://localhost:9/api"):
+        assert config_schema.read_section(section(url), "notifications")[notifier]["api_url"] == url
+    assert config_schema.read_section(section("http://github.example.com", enabled=False), "notifications")
