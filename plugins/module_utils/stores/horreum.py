@@ -132,20 +132,23 @@ class HorreumStore(base.ResultsStore):
     def _uploaded_runs(self):
         """The run ids (ours) of the runs the test already holds."""
         _status, _headers, test = self._request("GET", "/api/test/byName/%s" % urllib.parse.quote(self.test, safe=""))
-        if not isinstance(test, dict) or test.get("id") is None:
-            raise StoreError("horreum %s: test %r: expected a test with an id" % (self.url, self.test))
+        if not isinstance(test, dict) or not isinstance(test.get("id"), int) or isinstance(test.get("id"), bool):
+            raise StoreError("horreum %s: test %r: expected a test with a whole-number id" % (self.url, self.test))
         found = set()
         for page in range(1, MAX_PAGES + 1):
             _status, _headers, listing = self._request("GET", "/api/run/list/%s" % test["id"],
                                                        params={"limit": PAGE_SIZE, "page": page, "trashed": "false"})
-            runs = (listing or {}).get("runs") if isinstance(listing, dict) else None
-            if not isinstance(runs, list):
-                raise StoreError("horreum %s: GET /api/run/list/%s: expected {runs, total}" % (self.url, test["id"]))
+            runs = listing.get("runs") if isinstance(listing, dict) else None
+            total = listing.get("total") if isinstance(listing, dict) else None
+            if not isinstance(runs, list) or not (total is None or isinstance(total, int) and not isinstance(total, bool)):
+                raise StoreError("horreum %s: GET /api/run/list/%s: expected {runs: [...], total: a whole number}"
+                                 % (self.url, test["id"]))
             for run in runs:
-                description = str((run or {}).get("description") or "")
-                if description.startswith(DESCRIPTION % ""):
+                # a run that is not an object, or has no text description, is not one of ours
+                description = run.get("description") if isinstance(run, dict) else None
+                if isinstance(description, str) and description.startswith(DESCRIPTION % ""):
                     found.add(description[len(DESCRIPTION % ""):].strip())
-            if len(runs) < PAGE_SIZE or page * PAGE_SIZE >= int(listing.get("total") or 0):
+            if len(runs) < PAGE_SIZE or page * PAGE_SIZE >= (total or 0):
                 break
         return found
 
