@@ -153,6 +153,11 @@ def _check_document(text, source):
                                 % (source, type(text).__name__))
     if len(text) > MAX_DOCUMENT_CHARS:
         raise GpuInventoryError("%s: %d characters; expected at most %d" % (source, len(text), MAX_DOCUMENT_CHARS))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise GpuInventoryError("%s: not UTF-8 text (a lone surrogate); expected the XML nvidia-smi -q -x writes"
+                                % source) from None
     if "<!ENTITY" in text:
         raise GpuInventoryError("%s: declares an ENTITY; expected the XML nvidia-smi -q -x writes, without "
                                 "entity declarations" % source)

@@ -110,6 +110,8 @@ def test_missing_fields_and_unexpected_units_are_null_never_a_failure():
     (b"<nvidia_smi_log>\xff</nvidia_smi_log>",
      "nvidia-smi -q -x: not UTF-8 text; expected the XML nvidia-smi -q -x writes"),
     (None, "nvidia-smi -q -x: NoneType, not text; expected the XML nvidia-smi -q -x writes"),
+    ("\ud800<nvidia_smi_log/>",
+     "nvidia-smi -q -x: not UTF-8 text (a lone surrogate); expected the XML nvidia-smi -q -x writes"),
     ("<nvidia_smi_log>%s</nvidia_smi_log>" % ("x" * gi.MAX_DOCUMENT_CHARS),
      "nvidia-smi -q -x: %d characters; expected at most %d" % (gi.MAX_DOCUMENT_CHARS + 33, gi.MAX_DOCUMENT_CHARS)),
 ])
