@@ -108,7 +108,7 @@ def parse_once(ctx, settings):
 
 def gpu_product(gpu):
     """The product name of an inventory GPU: ``product_name`` (the typed inventory), or ``name`` (the
-    inventory of collections before 0.9, read from nvidia-smi's CSV)."""
+    inventory of earlier captures, read from nvidia-smi's CSV)."""
     name = gpu.get("product_name") or gpu.get("name")
     return name if isinstance(name, str) and name.strip() else None
 

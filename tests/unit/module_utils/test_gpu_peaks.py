@@ -1,15 +1,27 @@
 """Efficiency against the chip's dense datasheet peak: the table, the exact product match, the KPI that is
 null with its reason where it does not apply (never missing data, never a guess), and the report's text."""
 
+import json
+import os
+import sys
 import types
 
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import gpu_peaks as gp
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess as pp
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import gpu_inventory as gi
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MissingData
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators as pi
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import perf_indicators_report as report
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
+import trees  # noqa: E402  pylint: disable=wrong-import-position
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+SHIPPED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "config.yaml")
 
 
 @pytest.mark.parametrize("name,dtype,tflops,halved", [
@@ -182,3 +194,38 @@ def test_the_report_says_percent_of_peak_beside_the_rate_or_why_not():
     ctx = types.SimpleNamespace(entries=entries, payloads=payloads)
     data = pd.DataFrame([{"test_path": "m/000", "efficiency": 0.7912}, {"test_path": "m/001", "efficiency": None}])
     assert report.peak_texts(ctx, data) == ["79 % of peak", "not a GPU point (device cpu): no datasheet peak"]
+
+
+def test_a_gpu_run_through_post_processing_reports_its_efficiency(tmp_path):
+    """A tree as an H200 run leaves it: the typed inventory, a bf16 CUDA point and a CPU point."""
+    root = tmp_path / "run"
+    gpu_point, _cpu_point = trees.make_tree(str(root), points=2)
+    environment = json.loads((root / "000__host__capture_environment" / "environment.json").read_text())
+    with open(os.path.join(FIXTURES, "nvidia-smi", "netdata-tesla-p100.xml"), encoding="utf-8") as handle:
+        gpu = gi.parse_nvidia_smi_xml(handle.read())["gpus"][0]
+    gpu["product_name"] = "NVIDIA H200"
+    environment["gpus"] = [gpu]
+    (root / "000__host__capture_environment" / "environment.json").write_text(json.dumps(environment))
+    with open(os.path.join(gpu_point, "output.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    document["framework"] = "torch"
+    document["@parameters"].update(backend="torch", device="cuda", dtype="bfloat16", size=8192)
+    document["@result"].update(rate=748_000.0, timed_batches=50, reps_per_batch=8, timed_reps=400)
+    document["environment"].update(device_name="NVIDIA H200", torch="2.11.0", compute_capability="9.0")
+    for name in ("output.json", "stdout.log"):
+        with open(os.path.join(gpu_point, name), "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(document))
+
+    config = cfg.resolve_config(SHIPPED, presets="cpu_smoke").config
+    summary = pp.visualize(str(root), config, ["cpu_smoke"], strict=True)
+    assert summary["strict_gaps"] == []
+    plots = root / "002__plots"
+    gpu_payload = json.loads((plots / "tests" / "001__matbenchmarking" / os.path.basename(gpu_point)
+                              / "payload.json").read_text())
+    assert gpu_payload["kpis"]["efficiency"]["formatted"] == "76 % of peak"
+    assert gpu_payload["labels"]["gpu_model"] == "NVIDIA H200"
+    assert gpu_payload["results"]["reps_per_batch"] == 8
+    records = json.loads((plots / "kpi_records.json").read_text())
+    assert [r["kpi_name"] for r in records].count("efficiency") == 1     # the CPU point has none
+    html = (plots / "indicator_report.html").read_text()
+    assert "76 % of peak" in html and "not a GPU point (device cpu)" in html and "TFLOP/s" in html
