@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (  # noqa: F401
     ErrorBar, Format, FormatDivisor, HigherBetter, IgnoredForRegression, KPIDefinition, KPIMetadata, LowerBetter,
-    ViewOf)
+    MayBeNull, ViewOf)
 
 __all__ = ["ErrorBar", "Format", "FormatDivisor", "HigherBetter", "IgnoredForRegression", "KPIDefinition",
-           "KPIMetadata", "LowerBetter", "ViewOf"]
+           "KPIMetadata", "LowerBetter", "MayBeNull", "ViewOf"]

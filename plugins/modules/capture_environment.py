@@ -13,7 +13,8 @@ version_added: 0.1.0
 description:
   - Reports the CPU model and count, memory, operating system, Python version,
     versions of chosen Python packages, thread-related environment variables and,
-    when C(nvidia-smi) is present, the GPU inventory.
+    when C(nvidia-smi) is present, the GPU inventory read from C(nvidia-smi -q -x)
+    (without it, from C(rocm-smi --showproductname --showmeminfo vram --json)).
   - Every probe degrades on its own; what could not be read is C(null) and is
     listed in RV(environment.warnings).
   - Makes no change to the host.
@@ -30,12 +31,12 @@ options:
     elements: str
   gpu:
     description:
-      - Query C(nvidia-smi) for the GPU inventory when it is on the C(PATH).
+      - Query C(nvidia-smi) (or C(rocm-smi)) for the GPU inventory when it is on the C(PATH).
     type: bool
     default: true
   nvidia_smi_timeout:
     description:
-      - Seconds to wait for C(nvidia-smi) before giving up on the GPU inventory.
+      - Seconds to wait for each call of C(nvidia-smi) (or C(rocm-smi)) before giving up on the GPU inventory.
     type: int
     default: 30
 extends_documentation_fragment:
@@ -89,7 +90,18 @@ environment:
       type: dict
       returned: always
     gpus:
-      description: GPUs reported by nvidia-smi (empty when it is absent; null when it failed).
+      description:
+        - GPUs reported by nvidia-smi or rocm-smi (empty when neither is present; null when the tool
+          failed or its document could not be read, with the reason in RV(environment.warnings)).
+        - Each has the same keys - C(product_name), C(product_brand), C(product_architecture),
+          C(vendor), C(serial), C(uuid), C(pci_bus_id), C(compute_capability), C(driver_version),
+          C(cuda_version), C(memory) (C(total_mib), C(used_mib), C(free_mib), C(reserved_mib)),
+          C(clocks_mhz) (C(sm), C(sm_max), C(memory), C(memory_max)), C(power) (C(limit_w),
+          C(default_limit_w), C(max_limit_w)), C(persistence_mode), C(compute_mode), C(mig)
+          (C(enabled), C(pending_enabled), C(devices)), C(ecc) (C(enabled), C(pending_enabled),
+          C(errors.volatile), C(errors.aggregate)), C(pcie) (C(generation_current),
+          C(generation_max), C(width_current), C(width_max)).
+        - Numbers are numbers in the unit their key names; what the tool does not report is null.
       type: list
       elements: dict
       returned: always

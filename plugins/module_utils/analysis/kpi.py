@@ -16,8 +16,10 @@ A KPI is a function of a test's payload, declared with decorators::
 ``FormatDivisor(divisor, unit=..., format=...)``, ``ViewOf("other_kpi")`` (this KPI
 is another view of the measurement behind ``other_kpi``: it takes that KPI's
 verdict and is not counted twice) and ``ErrorBar(function)`` (the spread of the
-value, ± in the KPI's unit, drawn as error bars) are optional. The function's
-name is the KPI's name. ``collect_kpis`` checks all of it and reports every
+value, ± in the KPI's unit, drawn as error bars) and ``MayBeNull(reason)`` (a KPI
+that does not apply to every test: its null value is not missing, even in strict
+mode, and ``reason(payload)`` says why) are optional. The function's name is the
+KPI's name. ``collect_kpis`` checks all of it and reports every
 problem at once.
 
 Labels come from a pydantic model per workload. In *strict* mode (continuous
@@ -48,6 +50,7 @@ class KPIDefinition:
         self.display_unit = None
         self.view_of = None
         self.error_bar = None
+        self.null_reason = None
 
     def describe(self):
         return {"help": self.help, "unit": self.unit, "higher_is_better": self.higher_is_better,
@@ -142,6 +145,16 @@ def ErrorBar(spread):  # noqa: N802 pylint: disable=invalid-name
     return decorate
 
 
+def MayBeNull(reason):  # noqa: N802 pylint: disable=invalid-name
+    """The KPI does not apply to every test (an efficiency against a GPU's peak on a CPU point, or
+    on a GPU the peak table does not know): a null value is recorded with ``reason(payload)`` (one
+    line) and is not missing data, even in strict mode."""
+    def decorate(function):
+        _definition(function).null_reason = reason
+        return function
+    return decorate
+
+
 def collect_kpis(functions):
     """KPI definitions of decorated functions; every declaration problem at once."""
     definitions, problems = [], []
@@ -191,14 +204,28 @@ def compute_kpis(definitions, payload, strict=False):
             reason = "no value"
         if value is not None and not _is_number(value):
             reason, value = "not a finite number (%r)" % (value,), None
-        if value is None:
+        null_reason = None
+        if value is None and definition.null_reason is not None and reason == "no value":
+            null_reason = _null_reason(definition, payload)
+        elif value is None:
             missing.append("kpi %s" % definition.name)
             warnings.append("KPI %s: %s" % (definition.name, reason))
         values[definition.name] = dict(definition.describe(), value=value, formatted=definition.formatted(value),
                                        error=_error_bar(definition, payload) if value is not None else None)
+        if definition.null_reason is not None:
+            values[definition.name]["null_reason"] = null_reason
     if strict and missing:
         raise MissingData(missing)
     return values, warnings
+
+
+def _null_reason(definition, payload):
+    """Why a ``MayBeNull`` KPI is null: one line, or ``"not applicable"``."""
+    try:
+        reason = definition.null_reason(payload)
+    except (KeyError, TypeError, IndexError, AttributeError):
+        reason = None
+    return " ".join(str(reason).split()) if reason else "not applicable"
 
 
 def _error_bar(definition, payload):
@@ -238,9 +265,12 @@ def validate_labels(model, raw_labels, strict=False):
 
 
 def flat_records(labels, kpis, extra=None):
-    """One record per KPI, labels flattened into it (what a store indexes)."""
+    """One record per KPI, labels flattened into it (what a store indexes); a ``MayBeNull`` KPI that
+    does not apply to the test (null with its ``null_reason``) has no record."""
     records = []
     for name, kpi in kpis.items():
+        if kpi["value"] is None and kpi.get("null_reason"):
+            continue
         record = dict(labels)
         record.update(extra or {})
         record.update(kpi_name=name, value=kpi["value"], unit=kpi["unit"],

@@ -13,12 +13,16 @@ It prints one JSON document on stdout (the performance-indicator contract:
 ``name``, ``framework``, ``@parameters``, ``@result``, optional
 ``overall_score``) and free text on stderr.
 
-Measurement: ``warmup`` untimed iterations, then ``reps`` individually timed
-repetitions. ``rate`` (GFLOP/s) is computed from the median time and the FLOP
-count of the operation's definition (matmul: 2·n³; convolution:
-2·batch·out_positions·filters·channels·kernel). On CUDA every repetition is
-timed with CUDA events and the device is synchronized, so kernels are timed,
-not launches.
+Measurement: ``warmup`` untimed iterations, then ``reps`` timings. On the CPU each
+timing is one repetition (``perf_counter_ns``). On CUDA each timing is a *batch* of
+back-to-back repetitions between two CUDA events, so the launch latency of one
+kernel is amortised over the batch instead of being added to every repetition:
+the batch size is calibrated first (doubled from 1 until one batch lasts at least
+``min_batch_ms``, at most ``MAX_CUDA_BATCH``), and a repetition's time is its
+batch's time divided by the batch size; the spread is the spread across batches.
+``rate`` (GFLOP/s) is computed from the median repetition time and the FLOP count
+of the operation's definition (matmul: 2·n³; convolution:
+2·batch·out_positions·filters·channels·kernel).
 
 Only the standard library is imported at module level: numpy (or torch) is
 imported once the thread settings are in the environment.
@@ -27,6 +31,7 @@ imported once the thread settings are in the environment.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
@@ -51,7 +56,12 @@ COMMON_PARAMETERS = {
     "threads": ("optional_positive_int", None),
     "seed": ("non_negative_int", 0),
     "peak_gflops": ("optional_positive_float", None),
+    # CUDA: the shortest timed batch of back-to-back repetitions (the batch size is calibrated to it)
+    "min_batch_ms": ("positive_float", 10.0),
 }
+
+# the largest batch of repetitions timed between two CUDA events (bounds the calibration)
+MAX_CUDA_BATCH = 65536
 
 INDICATOR_PARAMETERS = {
     "matmul": {"size": ("positive_int", 1024)},
@@ -104,8 +114,10 @@ def _coerce(name, kind, value):
     if kind.endswith("float"):
         try:
             value = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise IndicatorError("%s must be a number, got %r" % (name, value)) from None
+        if not math.isfinite(value):
+            raise IndicatorError("%s must be a finite number, got %r" % (name, value))
         if value <= 0:
             raise IndicatorError("%s must be > 0, got %r" % (name, value))
         return value
@@ -240,25 +252,41 @@ def time_cpu(operation, warmup, reps, clock=time.perf_counter_ns):
     return times
 
 
-def time_cuda(torch, operation, warmup, reps):
-    """Kernel time of each repetition, measured with CUDA events."""
+def _time_cuda_batch(torch, operation, batch):
+    """Seconds for ``batch`` back-to-back repetitions between two CUDA events (waits for the end event)."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _rep in range(batch):
+        operation()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
+def calibrate_cuda_batch(torch, operation, min_batch_s, max_batch=MAX_CUDA_BATCH):
+    """The batch size: doubled from 1 until one batch lasts ``min_batch_s`` (or ``max_batch`` is reached)."""
+    batch = 1
+    while batch < max_batch and _time_cuda_batch(torch, operation, batch) < min_batch_s:
+        batch = min(max_batch, batch * 2)
+    return batch
+
+
+def time_cuda(torch, operation, warmup, reps, min_batch_s=0.01, max_batch=MAX_CUDA_BATCH):
+    """``(per-repetition seconds of each of ``reps`` timed batches, batch size)``, measured with CUDA
+    events around back-to-back repetitions, the batch size calibrated after the warm-up."""
     for _warm in range(warmup):
         operation()
     torch.cuda.synchronize()
-    times = []
-    for _rep in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        operation()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return times
+    batch = calibrate_cuda_batch(torch, operation, min_batch_s, max_batch)
+    torch.cuda.synchronize()
+    times = [_time_cuda_batch(torch, operation, batch) / batch for _timing in range(reps)]
+    return times, batch
 
 
-def summarize(times, flop):
-    """Statistics of the timed repetitions and the rates derived from them."""
+def summarize(times, flop, reps_per_batch=1):
+    """Statistics of the repetition times (one per timing: a repetition, or a batch's time divided by
+    its ``reps_per_batch`` repetitions) and the rates derived from them."""
     median = statistics.median(times)
     mean = statistics.fmean(times)
     stdev = statistics.stdev(times) if len(times) > 1 else 0.0
@@ -270,7 +298,7 @@ def summarize(times, flop):
     return {
         "rate": flop / median / 1e9,
         "rate_best": flop / min(times) / 1e9,
-        "elapsed": sum(times),
+        "elapsed": sum(times) * reps_per_batch,
         "time_median": median,
         "time_min": min(times),
         "time_max": max(times),
@@ -279,7 +307,9 @@ def summarize(times, flop):
         "time_iqr": iqr,
         "time_cv": stdev / mean if mean else 0.0,
         "flop": flop,
-        "timed_reps": len(times),
+        "timed_reps": len(times) * reps_per_batch,
+        "timed_batches": len(times),
+        "reps_per_batch": reps_per_batch,
     }
 
 
@@ -322,6 +352,7 @@ def environment(backend, device, torch=None):
                    device_name=torch.cuda.get_device_name() if device == "cuda" else env["cpu_model"])
         if device == "cuda":
             env["cuda"] = torch.version.cuda
+            env["compute_capability"] = "%d.%d" % tuple(torch.cuda.get_device_capability())
     return env
 
 
@@ -354,13 +385,14 @@ def run_indicator(indicator, settings):
             torch.set_num_threads(params["threads"])
         operation = _torch_operation(torch, indicator, params)
         if params["device"] == "cuda":
-            times = time_cuda(torch, operation, params["warmup"], params["reps"])
+            times, reps_per_batch = time_cuda(torch, operation, params["warmup"], params["reps"],
+                                              min_batch_s=params["min_batch_ms"] / 1e3)
         else:
-            times = time_cpu(operation, params["warmup"], params["reps"])
+            times, reps_per_batch = time_cpu(operation, params["warmup"], params["reps"]), 1
     else:
         operation = _numpy_operation(indicator, params)
-        times = time_cpu(operation, params["warmup"], params["reps"])
-    result = summarize(times, flop)
+        times, reps_per_batch = time_cpu(operation, params["warmup"], params["reps"]), 1
+    result = summarize(times, flop, reps_per_batch)
     document = {
         "name": indicator,
         "framework": params["backend"],
@@ -401,8 +433,9 @@ def main(argv=None):
         return 2
     sys.stdout.write(json.dumps(document) + "\n")
     result = document["@result"]
-    sys.stderr.write("%s: %.2f GFLOP/s (median of %d, cv %.1f%%)\n"
-                     % (argv[0], result["rate"], result["timed_reps"], 100 * result["time_cv"]))
+    sys.stderr.write("%s: %.2f GFLOP/s (median of %d timings of %d repetition(s), cv %.1f%%)\n"
+                     % (argv[0], result["rate"], result["timed_batches"], result["reps_per_batch"],
+                        100 * result["time_cv"]))
     return 0
 
 

@@ -4,9 +4,9 @@
 """Capture the environment a benchmark ran in (standard library only).
 
 CPU model and count, memory, operating system, Python and package versions,
-thread settings and, when ``nvidia-smi`` is present, the GPU inventory. Every
-probe degrades on its own: a missing file or tool gives ``None`` and a note in
-``warnings``, never an exception.
+thread settings and, when ``nvidia-smi`` (or ``rocm-smi``) is present, the typed GPU
+inventory (``gpu_inventory.py``). Every probe degrades on its own: a missing file or tool
+gives ``None`` and a note in ``warnings``, never an exception.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ import shutil
 import subprocess
 import sys
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import gpu_inventory
+
 DEFAULT_PACKAGES = ("numpy", "scipy", "pandas", "plotly", "pydantic", "torch", "ansible-core", "opensearch-py")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "CUDA_VISIBLE_DEVICES")
-NVIDIA_SMI_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id")
+NVIDIA_SMI_XML = ("-q", "-x")
+NVIDIA_SMI_COMPUTE_CAP = ("--query-gpu=pci.bus_id,compute_cap", "--format=csv,noheader")
+ROCM_SMI_JSON = ("--showproductname", "--showmeminfo", "vram", "--json")
 
 
 def _read(path):
@@ -72,16 +76,6 @@ def parse_os_release(text):
     return {"id": data.get("ID"), "version_id": data.get("VERSION_ID"), "pretty_name": data.get("PRETTY_NAME")}
 
 
-def parse_nvidia_smi_csv(text):
-    gpus = []
-    for line in text.strip().splitlines():
-        values = [v.strip() for v in line.split(",")]
-        if len(values) != len(NVIDIA_SMI_FIELDS):
-            continue
-        gpus.append(dict(zip((f.replace(".", "_") for f in NVIDIA_SMI_FIELDS), values)))
-    return gpus
-
-
 def package_versions(packages):
     from importlib import metadata
 
@@ -94,21 +88,50 @@ def package_versions(packages):
     return versions
 
 
-def capture_gpus(timeout, which=shutil.which, run=subprocess.run):
-    """GPU inventory from nvidia-smi: (gpus or None, warning or None)."""
-    binary = which("nvidia-smi")
-    if not binary:
-        return [], None
-    command = [binary, "--query-gpu=" + ",".join(NVIDIA_SMI_FIELDS), "--format=csv,noheader,nounits"]
+def _run_tool(command, timeout, run):
+    """(stdout, None) or (None, one-line warning) of a GPU tool."""
+    name = os.path.basename(command[0])
     try:
         completed = run(command, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        return None, "nvidia-smi did not answer within %s s" % timeout
+        return None, "%s did not answer within %s s" % (name, timeout)
     except OSError as exc:
-        return None, "nvidia-smi could not be run: %s" % exc
+        return None, "%s could not be run: %s" % (name, exc)
     if completed.returncode != 0:
-        return None, "nvidia-smi exited with %d: %s" % (completed.returncode, (completed.stderr or "").strip()[:200])
-    return parse_nvidia_smi_csv(completed.stdout), None
+        detail = " ".join((completed.stderr or completed.stdout or "").split())[:200]
+        return None, "%s exited with %d: %s" % (name, completed.returncode, detail)
+    return completed.stdout, None
+
+
+def capture_gpus(timeout, which=shutil.which, run=subprocess.run):
+    """GPU inventory (``gpu_inventory.empty_gpu`` entries): (gpus or None, warning or None).
+
+    ``nvidia-smi -q -x`` (and ``--query-gpu=pci.bus_id,compute_cap`` for the compute capability,
+    which the XML does not give); without nvidia-smi, ``rocm-smi ... --json``; neither: no GPU."""
+    nvidia = which("nvidia-smi")
+    if nvidia:
+        text, warning = _run_tool([nvidia] + list(NVIDIA_SMI_XML), timeout, run)
+        if warning:
+            return None, warning
+        try:
+            gpus = gpu_inventory.parse_nvidia_smi_xml(text)["gpus"]
+        except gpu_inventory.GpuInventoryError as exc:
+            return None, str(exc)
+        text, warning = _run_tool([nvidia] + list(NVIDIA_SMI_COMPUTE_CAP), timeout, run)
+        if warning:
+            return gpus, "compute capability not read: %s" % warning
+        gpu_inventory.add_compute_capabilities(gpus, gpu_inventory.parse_compute_capabilities(text))
+        return gpus, None
+    rocm = which("rocm-smi")
+    if rocm:
+        text, warning = _run_tool([rocm] + list(ROCM_SMI_JSON), timeout, run)
+        if warning:
+            return None, warning
+        try:
+            return gpu_inventory.parse_rocm_smi_json(text)["gpus"], None
+        except gpu_inventory.GpuInventoryError as exc:
+            return None, str(exc)
+    return [], None
 
 
 def capture_environment(packages=DEFAULT_PACKAGES, gpu=True, nvidia_smi_timeout=30, environ=None,

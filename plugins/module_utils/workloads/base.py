@@ -46,6 +46,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi imp
     IgnoredForRegression,
     KPIMetadata,
     LowerBetter,
+    MayBeNull,
     ViewOf,
 )
 
@@ -190,7 +191,7 @@ def _results_value(key):
 
 
 def kpi(name, help_text, unit, better, fmt=None, key=None, value=None, ignored=False, error_bar=None,
-        view_of=None, divisor=None, display_unit=None):
+        view_of=None, divisor=None, display_unit=None, null_reason=None):
     """One KPI, declared in one call (what the ``kpi.py`` decorators declare):
 
     ``name`` its name; ``help_text`` and ``unit`` its ``KPIMetadata``; ``better`` ``"higher"`` or
@@ -198,7 +199,8 @@ def kpi(name, help_text, unit, better, fmt=None, key=None, value=None, ignored=F
     (``key`` defaults to the name) or ``value(payload)``; ``ignored``: ``IgnoredForRegression``;
     ``error_bar``: the ``ErrorBar``, a results key or a function of the payload; ``view_of``:
     ``ViewOf``; ``divisor`` and ``display_unit``: ``FormatDivisor`` (``fmt`` then formats the
-    divided value, default ``"{:.2f}"``)."""
+    divided value, default ``"{:.2f}"``); ``null_reason``: ``MayBeNull`` (the KPI may be null for a
+    test it does not apply to; a function of the payload saying why)."""
     if better not in BETTER:
         raise ValueError("KPI %s: better must be 'higher' or 'lower', not %r" % (name, better))
     compute = value or _results_value(key or name)
@@ -219,4 +221,6 @@ def kpi(name, help_text, unit, better, fmt=None, key=None, value=None, ignored=F
         function = ViewOf(view_of)(function)
     if ignored:
         function = IgnoredForRegression(function)
+    if null_reason is not None:
+        function = MayBeNull(null_reason)(function)
     return BETTER[better](function)

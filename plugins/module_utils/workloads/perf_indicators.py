@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import gpu_peaks
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.workloads.perf_indicators_report import indicator_report
 
@@ -79,12 +80,15 @@ def parse_once(ctx, settings):
     environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
     cpu = environment.get("cpu") or {}
     collection = environment.get("collection") or {}
-    gpus = environment.get("gpus") or []
+    gpus = [gpu for gpu in environment.get("gpus") or [] if isinstance(gpu, dict)]
     results["host"] = {
         "cpu_model": cpu.get("model"),
         "cpu_count": cpu.get("count"),
         "memory_total_bytes": (environment.get("memory") or {}).get("total_bytes"),
-        "gpu_model": gpus[0].get("name") if gpus else None,
+        "gpu_model": gpu_product(gpus[0]) if gpus else None,
+        "gpu_models": sorted({gpu_product(gpu) for gpu in gpus if gpu_product(gpu)}),
+        "gpu_mig_enabled": any((gpu.get("mig") or {}).get("enabled") is True for gpu in gpus
+                               if isinstance(gpu.get("mig"), dict)),
         "gpu_count": len(gpus),
         "accelerator_driver": gpus[0].get("driver_version") if gpus else None,
         "load_average": environment.get("load_average"),
@@ -100,6 +104,13 @@ def parse_once(ctx, settings):
     run_info = ctx.read_json(artifact="RUN_INFO") or {}
     results["run_id"] = run_info.get("run_id")
     return results
+
+
+def gpu_product(gpu):
+    """The product name of an inventory GPU: ``product_name`` (the typed inventory), or ``name`` (the
+    inventory of earlier captures, read from nvidia-smi's CSV)."""
+    name = gpu.get("product_name") or gpu.get("name")
+    return name if isinstance(name, str) and name.strip() else None
 
 
 parse_always = base.parse_always
@@ -173,8 +184,31 @@ def kpi_labels(entry):
     )
 
 
+def efficiency(entry):
+    """The median rate against the dense datasheet peak of the GPU the point ran on, for its dtype
+    (``gpu_peaks.efficiency``: value, peak_tflops, product, dtype, source, reason). The GPU is the one
+    torch reported (``device_name``), else the host's when all its GPUs are one product."""
+    results = entry.results
+    setting = base.settings_reader(entry, none_is_unset=False)
+    rate = (results.get("result") or {}).get("rate")
+    measurement = results.get("measurement") or {}
+    host = results.get("host") or {}
+    blank = gpu_peaks.efficiency(None, None, "float32")
+    if setting("device") != "cuda":
+        return dict(blank, reason="not a GPU point (device %s): no datasheet peak to compare with"
+                    % (setting("device") or "unset"))
+    if host.get("gpu_mig_enabled"):
+        return dict(blank, reason="MIG is enabled on the host's GPU: a process sees one instance, not the whole "
+                                  "chip the datasheet peak is for")
+    product = measurement.get("device_name")
+    if not product and len(host.get("gpu_models") or []) == 1:
+        product = host["gpu_models"][0]
+    return gpu_peaks.efficiency(rate, product, setting("dtype"))
+
+
 def payload_results(entry):
     result = entry.results.get("result") or {}
+    peak = efficiency(entry)
     return {
         "rate": result.get("rate"),
         "rate_best": result.get("rate_best"),
@@ -185,6 +219,13 @@ def payload_results(entry):
         "flop": result.get("flop"),
         "overall_score": entry.results.get("overall_score"),
         "duration_s": entry.results.get("duration_s"),
+        "timed_batches": result.get("timed_batches"),
+        "reps_per_batch": result.get("reps_per_batch"),
+        "efficiency": peak["value"],
+        "peak_tflops": peak["peak_tflops"],
+        "peak_product": peak["product"],
+        "peak_source": peak["source"],
+        "efficiency_reason": peak["reason"],
     }
 
 
@@ -196,6 +237,10 @@ KPIS = [
     base.kpi("rate", "Median throughput of the operation, from its FLOP count and the median repetition time",
              "GFLOP/s", "higher", fmt="{:.1f}",
              error_bar=lambda payload: payload["results"]["rate"] * payload["results"]["time_cv"]),
+    base.kpi("efficiency", "Median throughput against the dense datasheet peak of the GPU for the dtype "
+             "(plugins/module_utils/gpu_peaks.py); null with its reason on a CPU, an unknown GPU or a MIG instance",
+             "ratio", "higher", view_of="rate", divisor=0.01, display_unit="% of peak", fmt="{:.0f}",
+             null_reason=lambda payload: payload["results"]["efficiency_reason"]),
     base.kpi("rate_best", "Throughput of the fastest repetition", "GFLOP/s", "higher", fmt="{:.1f}", ignored=True),
     base.kpi("time_median", "Median time of one repetition of the operation (the measurement behind rate)", "s",
              "lower", view_of="rate", divisor=1e-3, display_unit="ms", fmt="{:.3f}", error_bar="time_stdev"),

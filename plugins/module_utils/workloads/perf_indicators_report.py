@@ -9,6 +9,7 @@ the parse caches of existing trees. pandas and plotly are imported lazily.
 
 from __future__ import annotations
 
+from ansible_collections.perfscale.topsail.plugins.module_utils import gpu_peaks
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
 
 
@@ -50,6 +51,18 @@ def plot_kpi_per_test(df, kpi, unit, color="indicator"):
     return fig
 
 
+def peak_texts(ctx, data):
+    """Per row of ``data``: ``"79 % of peak"`` from the efficiency KPI, else why there is none (the
+    payload's ``efficiency_reason``), else empty."""
+    reasons = {}
+    for entry in ctx.entries:
+        results = (ctx.payloads.get(entry.test_dir) or {}).get("results") or {}
+        reasons[entry.relative] = results.get("efficiency_reason")
+    values = data["efficiency"] if "efficiency" in data else [None] * len(data)
+    return [gpu_peaks.percent_of_peak(value) or reasons.get(path) or ""
+            for path, value in zip(data["test_path"], values)]
+
+
 def indicator_report(ctx):
     df = ctx.df[ctx.df["status"] == "succeeded"] if "status" in ctx.df else ctx.df
     if df.empty or "indicator" not in df or "rate" not in df or not df["rate"].notna().any():
@@ -71,8 +84,10 @@ def indicator_report(ctx):
             parts.append(reports.figure_html(figure, "indicator-%d" % count))
         else:
             parts.append("<p class='meta'>One point only: see the table.</p>")
-        columns = [c for c in ("test_path", "dtype", "backend", "device", "threads", x, "rate", "time_median", "time_cv")
-                   if c and c in data.columns]
+        data["TFLOP/s"] = data["rate"] / 1e3
+        data["of peak"] = peak_texts(ctx, data)
+        columns = [c for c in ("test_path", "dtype", "backend", "device", "threads", x, "rate", "TFLOP/s", "of peak",
+                               "time_median", "time_cv") if c and c in data.columns]
         table = data[columns].rename(columns=reports.with_units(columns, units))
         parts.append(table.to_html(index=False, na_rep="", float_format=lambda v: "%.4g" % v, escape=True))
     return "Performance indicators", "".join(parts)

@@ -29,15 +29,23 @@ def test_parse_os_release():
     assert he.parse_os_release('ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12"\n')["pretty_name"] == "Debian GNU/Linux 12"
 
 
-def test_gpu_inventory_from_nvidia_smi():
-    def run(command, **kwargs):
-        assert "--format=csv,noheader,nounits" in command
-        return subprocess.CompletedProcess(command, 0, "0, NVIDIA A100, GPU-1, 40960, 550.1, 00000000:00:04.0\n", "")
+def test_gpu_inventory_from_nvidia_smi_is_typed():
+    document = ("<nvidia_smi_log><driver_version>550.1</driver_version><gpu id='00000000:00:04.0'>"
+                "<product_name>NVIDIA A100-SXM4-40GB</product_name><uuid>GPU-1</uuid>"
+                "<fb_memory_usage><total>40960 MiB</total></fb_memory_usage></gpu></nvidia_smi_log>")
 
-    gpus, warning = he.capture_gpus(5, which=lambda _name: "/usr/bin/nvidia-smi", run=run)
+    def run(command, **kwargs):
+        if command[1:] == ["-q", "-x"]:
+            return subprocess.CompletedProcess(command, 0, document, "")
+        return subprocess.CompletedProcess(command, 0, "00000000:00:04.0, 8.0\n", "")
+
+    gpus, warning = he.capture_gpus(5, which=lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None,
+                                    run=run)
     assert warning is None
-    assert gpus == [{"index": "0", "name": "NVIDIA A100", "uuid": "GPU-1", "memory_total": "40960",
-                     "driver_version": "550.1", "pci_bus_id": "00000000:00:04.0"}]
+    gpu, = gpus
+    assert (gpu["index"], gpu["product_name"], gpu["uuid"], gpu["driver_version"], gpu["pci_bus_id"]) == (
+        0, "NVIDIA A100-SXM4-40GB", "GPU-1", "550.1", "00000000:00:04.0")
+    assert gpu["memory"]["total_mib"] == 40960 and gpu["compute_capability"] == "8.0"
 
 
 def test_no_nvidia_smi_means_no_gpus():
@@ -48,13 +56,13 @@ def test_nvidia_smi_timeout_and_failure_degrade_with_a_warning():
     def slow(command, **kwargs):
         raise subprocess.TimeoutExpired(command, kwargs["timeout"])
 
-    gpus, warning = he.capture_gpus(2, which=lambda _name: "/x/nvidia-smi", run=slow)
+    gpus, warning = he.capture_gpus(2, which=lambda name: "/x/nvidia-smi" if name == "nvidia-smi" else None, run=slow)
     assert gpus is None and warning == "nvidia-smi did not answer within 2 s"
 
     def broken(command, **kwargs):
         return subprocess.CompletedProcess(command, 9, "", "driver mismatch")
 
-    gpus, warning = he.capture_gpus(2, which=lambda _name: "/x/nvidia-smi", run=broken)
+    gpus, warning = he.capture_gpus(2, which=lambda name: "/x/nvidia-smi" if name == "nvidia-smi" else None, run=broken)
     assert gpus is None and warning == "nvidia-smi exited with 9: driver mismatch"
 
 

@@ -67,6 +67,10 @@ def test_flop_counts_follow_the_operation_definition():
     ("matmul", {"backend": "jax"}, "backend must be one of numpy, torch, got 'jax'"),
     ("conv2d", {"height": 2, "kernel": 7, "padding": 1}, "kernel 7 is larger than the padded input (4)"),
     ("matmul", {"peak_gflops": -3}, "peak_gflops must be > 0"),
+    ("matmul", {"peak_gflops": "nan"}, "peak_gflops must be a finite number, got nan"),
+    ("matmul", {"min_batch_ms": "inf"}, "min_batch_ms must be a finite number, got inf"),
+    ("matmul", {"min_batch_ms": 0}, "min_batch_ms must be > 0, got 0.0"),
+    ("matmul", {"min_batch_ms": 10 ** 400}, "min_batch_ms must be a number, got 1000"),
 ])
 def test_invalid_settings_are_one_line_errors(indicator, settings, message):
     with pytest.raises(errors.IndicatorError) as error:
@@ -87,30 +91,127 @@ def test_time_cpu_does_not_time_warmup():
     assert times == [0.001] * 4
 
 
-def test_time_cuda_times_kernels_with_events_and_synchronizes():
-    log = []
+class FakeCuda:
+    """A CUDA device on a simulated clock: each kernel adds its duration, an event records the time
+    when the device reaches it; the log holds every call in order."""
 
-    class Event:
-        def __init__(self, enable_timing):
-            assert enable_timing
-            self.stamp = None
+    def __init__(self, kernel_ms):
+        self.kernel_ms = list(kernel_ms)   # durations of the kernels, in launch order (the last repeats)
+        self.clock_ms = 0.0
+        self.log = []
+        self.kernels = 0
+        fake = self
 
-        def record(self):
-            log.append("record")
-            self.stamp = len(log)
+        class Event:
+            def __init__(self, enable_timing):
+                assert enable_timing
+                self.stamp = None
 
-        def synchronize(self):
-            log.append("event.synchronize")
+            def record(self):
+                fake.log.append("record")
+                self.stamp = fake.clock_ms
 
-        def elapsed_time(self, end):
-            return 5.0  # milliseconds
+            def synchronize(self):
+                fake.log.append("event.synchronize")
 
-    cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: log.append("device.synchronize"))
-    torch = types.SimpleNamespace(cuda=cuda)
-    times = pi.time_cuda(torch, lambda: log.append("kernel"), warmup=2, reps=3)
-    assert times == [0.005] * 3
-    assert log[:3] == ["kernel", "kernel", "device.synchronize"]
-    assert log[3:] == ["record", "kernel", "record", "event.synchronize"] * 3
+            def elapsed_time(self, end):
+                assert self.stamp is not None and end.stamp is not None, "elapsed_time of an unrecorded event"
+                return end.stamp - self.stamp
+
+        self.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: self.log.append("device.synchronize"))
+
+    def kernel(self):
+        self.log.append("kernel")
+        self.clock_ms += self.kernel_ms[min(self.kernels, len(self.kernel_ms) - 1)]
+        self.kernels += 1
+
+    def timed_batches(self):
+        """The number of kernels between each pair of records, in order."""
+        counts, inside = [], None
+        for entry in self.log:
+            if entry == "record":
+                if inside is None:
+                    inside = 0
+                else:
+                    counts.append(inside)
+                    inside = None
+            elif entry == "kernel" and inside is not None:
+                inside += 1
+        return counts
+
+
+def test_time_cuda_times_batches_of_back_to_back_kernels_between_two_events():
+    fake = FakeCuda([1.0])   # 1 ms per kernel
+    times, batch = pi.time_cuda(fake, fake.kernel, warmup=2, reps=3, min_batch_s=0.010)
+    # calibration: batches of 1, 2, 4, 8 last less than 10 ms, 16 lasts 16 ms
+    assert batch == 16
+    assert fake.timed_batches() == [1, 2, 4, 8, 16] + [16] * 3
+    assert times == [0.001] * 3        # each batch's 16 ms / 16 repetitions
+    # warm-up, then the device is synchronized before the calibration and before the timed batches
+    assert fake.log[:3] == ["kernel", "kernel", "device.synchronize"]
+    calibration_end = 3 + sum(n + 3 for n in [1, 2, 4, 8, 16])
+    assert fake.log[calibration_end] == "device.synchronize"
+    # each timed batch: record, the kernels, record, then wait for the end event
+    assert fake.log[calibration_end + 1:] == (["record"] + ["kernel"] * 16 + ["record", "event.synchronize"]) * 3
+
+
+def test_the_spread_across_batches_stays_reported_per_repetition():
+    # the calibration kernels take 1 ms; then batches of 4 kernels of 1, 1.5 and 2 ms
+    fake = FakeCuda([1.0] * 7 + [1.0] * 4 + [1.5] * 4 + [2.0] * 4)
+    times, batch = pi.time_cuda(fake, fake.kernel, warmup=0, reps=3, min_batch_s=0.004)
+    assert batch == 4 and fake.timed_batches() == [1, 2, 4, 4, 4, 4]
+    assert times == pytest.approx([0.001, 0.0015, 0.002])
+    result = pi.summarize(times, flop=2e9, reps_per_batch=batch)
+    assert result["time_median"] == pytest.approx(0.0015) and result["rate"] == pytest.approx(2e9 / 0.0015 / 1e9)
+    assert result["elapsed"] == pytest.approx(0.018)      # 4 ms + 6 ms + 8 ms of timed kernels
+    assert (result["timed_batches"], result["reps_per_batch"], result["timed_reps"]) == (3, 4, 12)
+    assert result["time_cv"] > 0
+
+
+def test_the_batch_size_is_bounded_and_a_slow_kernel_is_timed_alone():
+    fake = FakeCuda([0.0])    # a kernel too short to ever reach the minimum batch time
+    times, batch = pi.time_cuda(fake, fake.kernel, warmup=0, reps=2, min_batch_s=0.010, max_batch=64)
+    assert batch == 64 and fake.timed_batches() == [1, 2, 4, 8, 16, 32, 64, 64]
+    assert times == [0.0, 0.0]
+    slow = FakeCuda([25.0])
+    times, batch = pi.time_cuda(slow, slow.kernel, warmup=1, reps=2, min_batch_s=0.010)
+    assert batch == 1 and slow.timed_batches() == [1, 1, 1] and times == [0.025, 0.025]
+
+
+def test_a_cuda_indicator_runs_its_timings_through_batches(monkeypatch):
+    fake = FakeCuda([2.0])
+    calls = {}
+
+    def time_cuda(torch, operation, warmup, reps, min_batch_s):
+        calls.update(warmup=warmup, reps=reps, min_batch_s=min_batch_s)
+        return [0.002] * reps, 8
+
+    monkeypatch.setattr(pi, "time_cuda", time_cuda)
+    monkeypatch.setattr(pi, "_torch_operation", lambda torch, indicator, params: fake.kernel)
+    monkeypatch.setattr(pi, "environment", lambda backend, device, torch: {"device_name": "NVIDIA H200"})
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True), set_num_threads=None)
+    monkeypatch.setitem(__import__("sys").modules, "torch", torch)
+    document = pi.run_indicator("matmul", {"backend": "torch", "device": "cuda", "size": 1024, "dtype": "bfloat16",
+                                           "reps": 5, "warmup": 3, "min_batch_ms": 4})
+    assert calls == {"warmup": 3, "reps": 5, "min_batch_s": 0.004}
+    result = document["@result"]
+    assert (result["timed_batches"], result["reps_per_batch"], result["timed_reps"]) == (5, 8, 40)
+    assert result["rate"] == pytest.approx(2 * 1024 ** 3 / 0.002 / 1e9)
+    assert result["elapsed"] == pytest.approx(0.08)
+    harness_base.validate_output(json.dumps(document))
+
+
+def test_cuda_timing_on_a_real_gpu_amortises_the_launch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    document = pi.run_indicator("matmul", {"backend": "torch", "device": "cuda", "size": 1024, "dtype": "bfloat16",
+                                           "reps": 5, "warmup": 3, "min_batch_ms": 5})
+    result = document["@result"]
+    assert result["reps_per_batch"] > 1                    # a 1024 bf16 product lasts far less than 5 ms
+    assert result["time_median"] * result["reps_per_batch"] >= 0.005 * 0.5
+    assert result["timed_reps"] == 5 * result["reps_per_batch"] and result["rate"] > 0
+    assert document["environment"]["compute_capability"].count(".") == 1
 
 
 def test_summarize_rates_come_from_the_median():
