@@ -131,6 +131,12 @@ def test_the_last_index_is_a_change_point_of_one_point():
     assert metrics.covering({1: [4]}, [], 5) == pytest.approx((4 * 4 / 5 + 1 / 5) / 5)
 
 
+def test_a_long_series_is_scored_by_its_segments_not_its_points():
+    # a set of every point of 10^12 observations would never fit in memory
+    assert metrics.covering({1: [10 ** 11]}, [5], 10 ** 12) == pytest.approx(
+        (10 ** 11 * (10 ** 11 - 5) / 10 ** 12 + 9 * 10 ** 11 * (9 * 10 ** 11) / (10 ** 12 - 5)) / 10 ** 12)
+
+
 # --------------------------------------------------------------------------
 # bad input: one line naming it
 
