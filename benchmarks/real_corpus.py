@@ -441,6 +441,9 @@ def _write(path, text):
     try:
         with handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)
         os.replace(handle.name, path)
     except BaseException:
         os.unlink(handle.name)
