@@ -346,3 +346,12 @@ def test_an_echoed_token_is_masked_even_where_the_answer_is_cut(limit, offset):
     with pytest.raises(preflight.PreflightRefused) as caught:
         preflight.decide(422, kept, SENT, "true", WHERE)
     assert TOKEN[:6] not in str(caught.value)
+
+
+def test_worker_processes_leave_out_what_the_preflight_dropped(fake_server, tmp_path):
+    server = fake_server(ttft=0.002, itl=0.001, accepted_fields=OPENAI_FIELDS)
+    done = run_cli(cli_args(server, tmp_path / "out", "--workers", "2"))
+    assert done.returncode == 0, done.stderr
+    result = harness_base.validate_output(done.stdout)["@result"]
+    assert result["completed_requests"] == 6 and result["request_fields_dropped"] == ["ignore_eos"]
+    assert server.server.rejected == [["ignore_eos"]]     # the preflight's, in the parent; none from the workers
