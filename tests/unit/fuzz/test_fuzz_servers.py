@@ -129,6 +129,8 @@ class Pool:
         self.mask = secret_refs.SecretMask([TOKEN])
         self.server_header = None
         self.last_document = None
+        self.last_error_body = None
+        self.error_body_limit = client.MAX_ERROR_BODY
         self.done = []
 
     def release(self, connection):

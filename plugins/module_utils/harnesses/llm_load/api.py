@@ -8,7 +8,8 @@ response is a series of server-sent events ``data: {json}`` ending with
 ``data: [DONE]``; the text of a chunk is ``choices[0].text`` (completions) or
 ``choices[0].delta.content`` (chat; ``reasoning_content`` counts too). The harness
 asks for ``stream_options.include_usage`` so that the server reports the token
-counts (``usage``) in a last chunk.
+counts (``usage``) in a last chunk (left out when the server refuses the field:
+``include_usage=False``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ class CompletionsEndpoint:
     path_suffix = "v1/completions"
 
     @staticmethod
-    def body(model, prompt, max_tokens, stream, extra):
+    def body(model, prompt, max_tokens, stream, extra, include_usage=True):
         document = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "stream": stream}
-        if stream:
+        if stream and include_usage:
             document["stream_options"] = {"include_usage": True}
         if extra:
             document.update(extra)
@@ -55,10 +56,10 @@ class ChatEndpoint:
     path_suffix = "v1/chat/completions"
 
     @staticmethod
-    def body(model, prompt, max_tokens, stream, extra):
+    def body(model, prompt, max_tokens, stream, extra, include_usage=True):
         messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
         document = {"model": model, "messages": messages, "max_tokens": max_tokens, "stream": stream}
-        if stream:
+        if stream and include_usage:
             document["stream_options"] = {"include_usage": True}
         if extra:
             document.update(extra)

@@ -33,8 +33,10 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_lo
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import api
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import arrivals as arrivals_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import config as config_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import failfast
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import metrics
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import orchestrate
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import preflight as preflight_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import report as report_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.distributions import (
     DistributionError,
@@ -73,7 +75,12 @@ def build_parser():
     target.add_argument("--insecure", action="store_true", help="do not verify the server's certificate")
     target.add_argument("--token-file", help="file holding a bearer token (sent as Authorization: Bearer)")
     target.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request (default 600)")
-    add_toggle(target, "ignore-eos", True, "ask the server for exactly the requested output tokens (vLLM's ignore_eos)")
+    target.add_argument("--ignore-eos", nargs="?", const="true", default="auto", choices=preflight_lib.IGNORE_EOS_MODES,
+                        help="send vLLM's ignore_eos: true so that the server generates exactly max_tokens: auto "
+                             "(default) drops it when the preflight says the server does not accept it, true fails "
+                             "then, false never sends it (--ignore-eos alone: true)")
+    target.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_const", const="false",
+                        help=argparse.SUPPRESS)
     target.add_argument("--extra-body", help="JSON object merged into every request body (e.g. '{\"temperature\": 0}')")
     target.add_argument("--server-name", help="label of the server (vllm, kserve, llm-d...) for the report")
     target.add_argument("--server-version", help="server version for the report (default: asked from GET /version)")
@@ -94,6 +101,9 @@ def build_parser():
     load.add_argument("--stages", help="YAML or JSON list of stages (keys: %s)" % ", ".join(config_lib.STAGE_KEYS))
     load.add_argument("--workers", type=int, default=1, help="processes sharing the schedule (default 1)")
     load.add_argument("--max-in-flight", type=int, default=10000, help="cap on outstanding requests per process")
+    load.add_argument("--stop-after-failures", type=int, default=failfast.DEFAULT_LIMIT,
+                      help="stop the run after N failures in a row of one error class with no success yet "
+                           "(default %d; 0: never)" % failfast.DEFAULT_LIMIT)
     load.add_argument("--client-bound-p99-ms", type=float, default=5.0,
                       help="send-lag p99 above which a stage is flagged client-bound (default 5 ms)")
 
@@ -145,12 +155,18 @@ def command_from_settings(settings, output_dir, python=None):
         if value is None:
             continue
         flag = "--" + key.replace("_", "-")
+        choices = options[key].choices
+        if choices and (str(value).lower() if isinstance(value, bool) else value) not in choices:
+            raise config_lib.ConfigError("llm_load option %s: expected one of %s, got %r"
+                                         % (key, ", ".join(str(c) for c in choices), value))
         if isinstance(options[key], (argparse._StoreTrueAction, argparse._StoreFalseAction)):  # pylint: disable=protected-access
             if value:
                 argv.append(flag)
             elif key in negatable:
                 argv.append("--no-" + key.replace("_", "-"))
             # a plain switch (--insecure) set to false is its default: nothing to say
+        elif isinstance(value, bool):      # a switch with values (--ignore-eos auto|true|false)
+            argv += [flag, "true" if value else "false"]
         elif isinstance(value, (dict, list)):
             argv += [flag, json.dumps(value)]
         else:
@@ -175,6 +191,9 @@ def spec_from_options(options):
         raise config_lib.ConfigError("--workers must be >= 1, got %d" % options.workers)
     if options.request_timeout <= 0:
         raise config_lib.ConfigError("--request-timeout must be > 0")
+    if options.stop_after_failures < 0:
+        raise config_lib.ConfigError("--stop-after-failures must be >= 0 (0: never stop), got %d"
+                                     % options.stop_after_failures)
     if (options.prefix_tokens > 0) != (options.prefix_groups > 0):
         raise config_lib.ConfigError("--prefix-tokens and --prefix-groups go together (both > 0)")
     if options.prompt_file and options.prefix_groups:
@@ -197,6 +216,7 @@ def spec_from_options(options):
         "token_file": os.path.abspath(options.token_file) if options.token_file else None,
         "ca_file": os.path.abspath(options.ca_file) if options.ca_file else None, "insecure": options.insecure,
         "extra_body": extra, "ignore_eos": options.ignore_eos, "request_timeout": options.request_timeout,
+        "stop_after_failures": options.stop_after_failures,
         "max_in_flight": options.max_in_flight, "seed": options.seed, "prompt_tokens": options.prompt_tokens,
         "output_tokens": options.output_tokens, "prefix_tokens": options.prefix_tokens,
         "prefix_groups": options.prefix_groups,
@@ -220,7 +240,8 @@ def parameters(options, spec, stages, target_display):
         "prompt_file": options.prompt_file, "tokenizer": options.tokenizer, "seed": options.seed,
         "workers": options.workers, "client_bound_p99_ms": options.client_bound_p99_ms,
         "request_timeout": options.request_timeout, "max_in_flight": options.max_in_flight,
-        "ignore_eos": options.ignore_eos, "extra_body": spec["extra_body"], "tls_verify": not options.insecure,
+        "ignore_eos": options.ignore_eos, "stop_after_failures": options.stop_after_failures,
+        "extra_body": spec["extra_body"], "tls_verify": not options.insecure,
         "ca_file": options.ca_file, "token_file": options.token_file, "server_name": options.server_name,
         "harness_version": HARNESS_VERSION,
     }
@@ -303,6 +324,10 @@ def write_outputs(options, spec, stages, run, output_dir, run_id, started):
     result.update(
         run_id=run_id, started=report_lib.iso(started), ended=report_lib.iso(time.time()),
         server_version=run.server_version, server_header=run.server_header, warnings=run.warnings,
+        ignore_eos_sent=run.ignore_eos_sent,
+        request_fields_dropped=run.preflight["dropped"] if run.preflight else [],
+        preflight_server_said=run.preflight["server_said"] if run.preflight else [],
+        stopped=run.stopped,
         connections_opened=run.connections_opened, output_dir=os.path.abspath(output_dir),
         files={"reports": report_files, "requests": REQUESTS_FILE, "result": RESULT_FILE},
         requests_file_origin=report_lib.iso(run.outcomes[0].started_wall) if run.outcomes else None,
@@ -372,6 +397,7 @@ def main(argv=None):
         for outcome in run.outcomes:
             for name, count in outcome.summary.errors.items():
                 errors[name] = errors.get(name, 0) + count
-        say("no measured request succeeded (errors: %s)" % (", ".join("%s x%d" % item for item in sorted(errors.items())) or "none sent"))
+        say("%s (errors: %s)" % (run.stopped or "no measured request succeeded",
+                                 ", ".join("%s x%d" % item for item in sorted(errors.items())) or "none sent"))
         return EXIT_NO_SUCCESS
     return EXIT_OK

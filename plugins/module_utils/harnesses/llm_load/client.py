@@ -28,6 +28,7 @@ import urllib.parse
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import SecretError
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import preflight as preflight_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError
 
 ERROR_CLASSES = {
@@ -40,10 +41,11 @@ ERROR_CLASSES = {
     "stream_error": "the event stream carried an error object",
     "malformed_response": "a non-streamed 200 response body was not the expected JSON",
     "protocol_error": "the HTTP framing was invalid (status line, headers, chunk sizes)",
+    "cancelled": "still in flight when the run stopped early (stop_after_failures)",
 }
 
 MAX_HEADER_BYTES = 65536
-MAX_ERROR_BODY = 512
+MAX_ERROR_BODY = 512        # bytes of an error answer kept during the run (the preflight keeps more)
 # one server-sent event, and a whole non-streamed body: past these, the response is a protocol error
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -380,8 +382,9 @@ class HTTPConnection(asyncio.Protocol):
         body = self.body
         if body is not None:
             if record.status != 200:
-                if len(body) < MAX_ERROR_BODY:
-                    body += payload[:MAX_ERROR_BODY - len(body)]
+                limit = self.pool.error_body_limit
+                if len(body) < limit:
+                    body += payload[:limit - len(body)]
             else:
                 if len(body) + len(payload) > MAX_BODY_BYTES:
                     raise ValueError("a body longer than %d bytes" % MAX_BODY_BYTES)
@@ -473,7 +476,10 @@ class HTTPConnection(asyncio.Protocol):
         """The body is complete: a non-streamed response is read here."""
         if self.body is None or record.status != 200:
             if record.status != 200 and self.body:
-                record.error_detail = " ".join(self._server_text(self.body, 200).split()) or None
+                # the server's own words (FastAPI's detail, OpenAI's error.message...), one line, masked
+                text = self._error_text()
+                record.error_detail = (preflight_lib.server_message(text) or "")[:200] or None
+                self.pool.last_error_body = text
             if self.sse:
                 # an event without the blank line that ends it: read what it holds
                 leftover = self.sse.strip()
@@ -509,6 +515,19 @@ class HTTPConnection(asyncio.Protocol):
                 record.usage_prompt = usage["prompt_tokens"]
             if isinstance(usage.get("completion_tokens"), int):
                 record.usage_completion = usage["completion_tokens"]
+
+    def _error_text(self):
+        """The error answer kept (at most the pool's ``error_body_limit`` bytes) as text masked of the
+        token; when the answer was cut at that bound, its last characters go too (a token cut there
+        would otherwise leave its beginning)."""
+        text = bytes(self.body).decode("utf-8", "replace")
+        mask = self.pool.mask
+        if not mask:
+            return text
+        text = mask.mask(text)
+        if len(self.body) >= self.pool.error_body_limit:
+            text = text[:max(0, len(text) - mask.longest)]
+        return text
 
     def _server_text(self, raw, limit):
         """At most ``limit`` characters of the server's words (bytes or text), masked of the token
@@ -556,6 +575,8 @@ class ConnectionPool:
         self.tasks = set()
         self.server_header = None
         self.last_document = None
+        self.last_error_body = None
+        self.error_body_limit = MAX_ERROR_BODY
         self.connections_opened = 0
         self._data = {}
 
@@ -636,6 +657,16 @@ class ConnectionPool:
         if record.end is not None:
             return
         record.fail("timeout", "no complete response after %g s" % self.request_timeout)
+        self._abandon(record)
+
+    def cancel(self, record, detail):
+        """End a request still in flight (the run stopped early): error class ``cancelled``."""
+        if record.end is not None:
+            return
+        record.fail("cancelled", detail)
+        self._abandon(record)
+
+    def _abandon(self, record):
         for connection in list(self.open):
             if connection.record is record:
                 connection.record = None

@@ -88,6 +88,18 @@ class RequestRecord:
         return "chunk_usage" if self.chunk_tokens else "chunks"
 
     @property
+    def output_tokens_known(self):
+        """Whether the output's length is known: the server's usage, or a streamed response's chunks."""
+        return self.usage_completion is not None or bool(self.chunk_tokens) or len(self.token_times) > 0
+
+    @property
+    def short_output(self):
+        """A successful output that ended before ``max_tokens`` (None: not successful, or its length unknown)."""
+        if not self.ok or not self.max_tokens or not self.output_tokens_known:
+            return None
+        return self.output_tokens < self.max_tokens
+
+    @property
     def prompt_tokens(self):
         return self.usage_prompt if self.usage_prompt is not None else self.input_tokens
 
@@ -123,7 +135,8 @@ class RequestRecord:
             "status": self.status, "error": self.error, "error_detail": self.error_detail,
             "input_tokens": self.prompt_tokens, "input_tokens_planned": self.input_tokens,
             "max_tokens": self.max_tokens, "output_tokens": self.output_tokens,
-            "output_tokens_source": self.output_tokens_source, "chunks": len(self.token_times), "chars": self.chars,
+            "output_tokens_source": self.output_tokens_source, "short_output": self.short_output,
+            "chunks": len(self.token_times), "chars": self.chars,
             "tokens_per_chunk_mean": round(self.output_tokens / float(len(self.token_times)), 4) if self.token_times else None,
         }
         if keep_gaps:
@@ -255,6 +268,7 @@ class StageSummary:
         self.started_wall = started_wall
         self.ended_wall = ended_wall
         self.origin = origin
+        self.stopped = None     # why the run stopped early in this stage (one line), set by the caller
         self.null_reasons = {}
         self._compute()
 
@@ -297,6 +311,17 @@ class StageSummary:
         self.input_length = distribution([float(r.prompt_tokens) for r in succeeded if r.prompt_tokens is not None])
         self.output_length = distribution([float(r.output_tokens) for r in succeeded])
         self.usage_reported = sum(1 for r in succeeded if r.usage_completion is not None)
+        # outputs that ended before max_tokens (the server stopped at its end-of-sequence token)
+        known = [r for r in succeeded if r.short_output is not None]
+        self.short_output_known = len(known)
+        self.short_outputs = sum(1 for r in known if r.short_output)
+        self.short_output_share = self.short_outputs / float(len(known)) if known else None
+        if not known:
+            self.null_reasons["short_output_share"] = "no successful request whose output length is known"
+        self.short_output_basis = {}
+        for record in known:
+            source = record.output_tokens_source
+            self.short_output_basis[source] = self.short_output_basis.get(source, 0) + 1
 
         # the measurement window: first scheduled arrival to the last end
         self.window_start = min((r.scheduled for r in records), default=None)
@@ -381,7 +406,9 @@ class StageSummary:
             total_token_throughput=self.total_token_throughput, measured_duration_s=self.duration,
             output_tokens_mean=None if self.output_length is None else self.output_length["mean"],
             input_tokens_mean=None if self.input_length is None else self.input_length["mean"],
-            usage_reported_requests=self.usage_reported,
+            usage_reported_requests=self.usage_reported, short_outputs=self.short_outputs,
+            short_output_share=self.short_output_share,
+            short_output_basis=dict(sorted(self.short_output_basis.items())),
             client_bound=self.client_bound, client_bound_reasons=self.client_bound_reasons,
             client_bound_threshold_p99_ms=self.client_bound_p99_ms, client_cpu_utilization=self.cpu_utilization,
         )
@@ -392,6 +419,7 @@ class StageSummary:
         document = {"stage": self.stage.index, "name": self.stage.label, "load": self.stage.load,
                     "rate": self.stage.rate, "concurrency": self.stage.concurrency, "origin": self.stage.origin}
         document.update(self.headline())
+        document["stopped"] = self.stopped
         document["null_reasons"] = dict(self.null_reasons)
         return document
 

@@ -25,6 +25,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_lo
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import arrivals as arrivals_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import client as client_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import distributions
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import failfast
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import metrics
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import prompts as prompts_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import runner
@@ -38,12 +39,11 @@ def build_settings(spec):
     target = client_lib.Target(spec["url"], spec.get("ca_file"), spec.get("insecure", False))
     token = client_lib.read_token_file(spec["token_file"]) if spec.get("token_file") else None
     client_lib.check_token_target(target, token)
-    extra = dict(spec.get("extra_body") or {})
-    if spec.get("ignore_eos", True):
-        extra.setdefault("ignore_eos", True)
     return runner.Settings(target, spec["model"], spec.get("endpoint", "completions"), spec.get("stream", True), token,
-                           extra, spec.get("request_timeout", 600.0), spec.get("max_in_flight", 10000),
-                           spec.get("seed", 0), spec.get("keepalive_idle", 4.0), spec.get("request_id_prefix", ""))
+                           spec.get("extra_body"), spec.get("request_timeout", 600.0), spec.get("max_in_flight", 10000),
+                           spec.get("seed", 0), spec.get("keepalive_idle", 4.0), spec.get("request_id_prefix", ""),
+                           ignore_eos=spec.get("ignore_eos", "auto"), dropped=spec.get("dropped_fields") or (),
+                           stop_after_failures=spec.get("stop_after_failures", failfast.DEFAULT_LIMIT))
 
 
 def build_prompts(spec):
@@ -87,6 +87,9 @@ class RunResult:
         self.server_version = None
         self.server_header = None
         self.connections_opened = 0
+        self.preflight = None           # {"dropped": [fields], "server_said": [lines]}: what the preflight dropped
+        self.ignore_eos_sent = None     # whether the requests carried ignore_eos: true
+        self.stopped = None             # why the run stopped early (one line), or None
 
 
 def summarize(stage, records, origin, started_wall, ended_wall, cpu_utilization, spec, workers):
@@ -105,9 +108,18 @@ def run(spec, stages, workers=1, progress=None, preflight=True):
     return runner.run_on_new_loop(_run_in_process(spec, settings, prompts, stages, progress, preflight))
 
 
-async def _check_target(load_client, spec, result, preflight):
+async def _check_target(load_client, spec, result, preflight, progress):
     if preflight:
         result.warnings.extend(await load_client.preflight())
+    answer = load_client.preflight_answer
+    if answer:
+        result.preflight = answer
+        line = ("preflight: the server does not accept %s (%s): the requests go without %s (ignore_eos: %s)"
+                % (", ".join(answer["dropped"]), "; ".join(answer["server_said"]), "them" if len(answer["dropped"]) > 1
+                   else "it", load_client.settings.ignore_eos))
+        progress(line)
+        result.warnings.append(line)
+    result.ignore_eos_sent = load_client.settings.ignore_eos_sent
     if spec.get("server_version"):
         result.server_version = spec["server_version"]
     elif preflight:
@@ -119,7 +131,7 @@ async def _run_in_process(spec, settings, prompts, stages, progress, preflight):
     result = RunResult()
     load_client = runner.LoadClient(settings, prompts)
     try:
-        await _check_target(load_client, spec, result, preflight)
+        await _check_target(load_client, spec, result, preflight, progress)
         planner = arrivals_lib.plan(stages)
         stage = next(planner)
         while True:
@@ -127,8 +139,8 @@ async def _run_in_process(spec, settings, prompts, stages, progress, preflight):
             ran = await load_client.run_stage(stage)
             ended_wall = time.time()
             outcome = summarize(stage, ran.records, ran.start, ran.started_wall, ended_wall, ran.cpu_utilization, spec, 1)
-            result.outcomes.append(outcome)
-            progress(describe_outcome(outcome))
+            if _stage_done(result, outcome, load_client.stop_reason, progress):
+                break
             try:
                 stage = planner.send(outcome.summary.request_throughput)
             except StopIteration:
@@ -139,6 +151,25 @@ async def _run_in_process(spec, settings, prompts, stages, progress, preflight):
     return result
 
 
+def _stage_done(result, outcome, stop_reason, progress):
+    """Keep a stage's outcome; True when the run stopped early (no stage after it)."""
+    result.outcomes.append(outcome)
+    progress(describe_outcome(outcome))
+    summary = outcome.summary
+    if summary.short_outputs:
+        result.warnings.append(
+            "stage %d: %d of %d outputs ended before max_tokens (%s)"
+            % (outcome.stage.index, summary.short_outputs, summary.short_output_known,
+               "ignore_eos was not sent: the server stops at the end-of-sequence token" if not result.ignore_eos_sent
+               else "the server stopped before max_tokens despite ignore_eos, or capped the length"))
+    if stop_reason:
+        summary.stopped = stop_reason
+        result.stopped = stop_reason
+        progress(stop_reason)
+        return True
+    return False
+
+
 def describe_outcome(outcome):
     s = outcome.summary
     head = s.headline()
@@ -146,9 +177,10 @@ def describe_outcome(outcome):
     def fmt(value, pattern="%.2f"):
         return "-" if value is None else pattern % value
     return ("stage %d done: %d requests (%d failed), ttft p50 %s ms p99 %s ms, send lag p99 %s ms, "
-            "achieved %s req/s, throughput %s req/s%s"
+            "achieved %s req/s, throughput %s req/s%s%s"
             % (outcome.stage.index, s.total, s.failed, fmt(head["ttft_p50_ms"]), fmt(head["ttft_p99_ms"]),
                fmt(head["send_lag_p99_ms"]), fmt(s.achieved_rate), fmt(s.request_throughput),
+               ", %d short outputs" % s.short_outputs if s.short_outputs else "",
                "; CLIENT-BOUND: %s" % "; ".join(s.client_bound_reasons) if s.client_bound else ""))
 
 
@@ -209,10 +241,12 @@ def _run_with_workers(spec, stages, workers, progress, preflight):
     async def check():
         load_client = runner.LoadClient(settings, None)
         try:
-            await _check_target(load_client, spec, result, preflight)
+            await _check_target(load_client, spec, result, preflight, progress)
         finally:
             load_client.close()
     runner.run_on_new_loop(check())
+    if result.preflight:
+        spec = dict(spec, dropped_fields=result.preflight["dropped"])    # the workers leave them out too
 
     records_dir = tempfile.mkdtemp(prefix="llm-load-workers-")
     processes = []
@@ -239,8 +273,9 @@ def _run_with_workers(spec, stages, workers, progress, preflight):
             started_wall = min(a["started_wall"] for a in answers)
             result.connections_opened += sum(a.get("connections_opened", 0) for a in answers)
             outcome = summarize(stage, records, start_at, started_wall, ended_wall, cpu, spec, workers)
-            result.outcomes.append(outcome)
-            progress(describe_outcome(outcome))
+            stopped = next((a["stopped"] for a in answers if a.get("stopped")), None)
+            if _stage_done(result, outcome, stopped, progress):
+                break
             try:
                 stage = planner.send(outcome.summary.request_throughput)
             except StopIteration:
@@ -291,7 +326,8 @@ def worker_main(stdin=None, stdout=None):
                 for record in ran.records:
                     handle.write(json.dumps(record.as_dict(0.0)) + "\n")
             answer({"records_file": path, "cpu_utilization": ran.cpu_utilization, "started_wall": ran.started_wall,
-                    "peak_in_flight": ran.max_in_flight, "connections_opened": load_client.pool.connections_opened})
+                    "peak_in_flight": ran.max_in_flight, "connections_opened": load_client.pool.connections_opened,
+                    "stopped": load_client.stop_reason})
 
     async def serve_then_close():
         try:

@@ -18,7 +18,8 @@ throughput.*_rate                         totals over the measurement window
 observability.load_generator              what the schema has no field for: latencies
                                           from the actual send, send lag, ITL per
                                           request, requested/achieved rates, errors by
-                                          class, the client-bound verdict
+                                          class, the client-bound verdict, outputs
+                                          shorter than max_tokens, an early stop
 ========================================  ==========================================
 """
 
@@ -188,6 +189,9 @@ def load_generator_section(summary):
         "client_bound_threshold_send_lag_p99_ms": summary.client_bound_p99_ms,
         "client_cpu_utilization": summary.cpu_utilization, "workers": summary.workers,
         "output_tokens_from_server_usage": summary.usage_reported,
+        "short_outputs": {"count": summary.short_outputs, "of": summary.short_output_known,
+                          "share": summary.short_output_share, "basis": summary.short_output_basis or None},
+        "stopped_early": summary.stopped,
         "null_reasons": dict(summary.null_reasons) or None,
     }
     return prune(section)

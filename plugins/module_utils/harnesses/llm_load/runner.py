@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import select
 import selectors
 import time
@@ -22,6 +23,8 @@ import time
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import api
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import arrivals as arrivals_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import client as client_lib
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import failfast
+from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import preflight as preflight_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.metrics import RequestRecord
 
 
@@ -71,26 +74,72 @@ def run_on_new_loop(coroutine, precise_timers=True):
 
 
 class StartError(RuntimeError):
-    """The target cannot be used at all (one line): wrong URL, refused, TLS, 401/404."""
+    """The target cannot be used at all (one line): wrong URL, refused, TLS, 401/404, a refused field."""
+
+
+STOP_GRACE_S = 2.0          # after a stop, how long requests in flight may still finish before they are cancelled
 
 
 class Settings:
-    """What every stage of a run shares."""
+    """What every stage of a run shares.
+
+    The body of a request is the endpoint's fields, ``stream_options`` (when streaming),
+    ``ignore_eos: true`` (``ignore_eos`` auto or true) and the user's ``extra_body`` (which
+    wins); ``drop`` removes the fields the harness added on its own when the server refuses them.
+    """
 
     def __init__(self, target, model, endpoint="completions", stream=True, token=None, extra_body=None,
-                 request_timeout=600.0, max_in_flight=10000, seed=0, keepalive_idle=4.0, request_id_prefix=""):
+                 request_timeout=600.0, max_in_flight=10000, seed=0, keepalive_idle=4.0, request_id_prefix="",
+                 ignore_eos="false", dropped=(), stop_after_failures=0):
         self.target = target
         self.model = model
         self.endpoint = api.ENDPOINTS[endpoint]
         self.stream = stream
         self.token = token
-        self.extra_body = extra_body or {}
+        self.user_extra = dict(extra_body or {})
+        self.ignore_eos = preflight_lib.ignore_eos_mode(ignore_eos)
+        self.dropped = set()
         self.request_timeout = request_timeout
         self.max_in_flight = max_in_flight
         self.seed = seed
         self.keepalive_idle = keepalive_idle
         self.request_id_prefix = request_id_prefix
+        self.stop_after_failures = stop_after_failures
         self.path = api.base_path_join(target.base_path, self.endpoint.path_suffix)
+        self.extra_body = {}
+        self.include_usage = True
+        self.drop(dropped)
+
+    def drop(self, fields):
+        """Stop sending ``fields`` (added by the harness on its own) in every request from now on."""
+        self.dropped.update(fields)
+        extra = {}
+        if self.ignore_eos != "false" and "ignore_eos" not in self.dropped:
+            extra["ignore_eos"] = True
+        extra.update(self.user_extra)
+        self.extra_body = extra
+        self.include_usage = "stream_options" not in self.dropped
+
+    @property
+    def ignore_eos_sent(self):
+        return self.extra_body.get("ignore_eos") is True
+
+    def body(self, prompt, max_tokens):
+        return self.endpoint.body(self.model, prompt, max_tokens, self.stream, self.extra_body, self.include_usage)
+
+    def field_origins(self, document):
+        """Where each top-level field of a request ``document`` comes from (preflight_lib's kinds)."""
+        origins = {}
+        for field in document:
+            if field in self.user_extra:
+                origins[field] = preflight_lib.EXTRA_BODY
+            elif field == "ignore_eos":
+                origins[field] = preflight_lib.IGNORE_EOS
+            elif field == "stream_options":
+                origins[field] = preflight_lib.HARNESS
+            else:
+                origins[field] = preflight_lib.REQUEST
+        return origins
 
 
 class StageResult:
@@ -124,10 +173,18 @@ class LoadClient:
                                               secrets=[settings.token] if settings.token else ())
         self.in_flight = 0
         self.peak_in_flight = 0
+        self.streak = failfast.FailureStreak(settings.stop_after_failures)
+        self.preflight_answer = None
         self._records = None
         self._drained = None
         self._slot_free = None
         self._closed_loop = None
+        self._load_task = None
+
+    @property
+    def stop_reason(self):
+        """Why the run stopped early (one line), or None."""
+        return self.streak.reason
 
     # -- request plumbing
 
@@ -136,8 +193,7 @@ class LoadClient:
         data_out = arrival.output_tokens if arrival is not None else None
         request = self.prompts.request(stage.index, index, data_in, data_out)
         prompt = arrival.prompt if arrival is not None and arrival.prompt else request.prompt
-        body = self.settings.endpoint.body(self.settings.model, prompt, request.max_tokens, self.settings.stream,
-                                           self.settings.extra_body)
+        body = self.settings.body(prompt, request.max_tokens)
         record = RequestRecord(stage.index, index, self.worker, warmup, None, request.input_tokens, request.max_tokens)
         if self.settings.request_id_prefix:
             record.request_id = self.settings.request_id_prefix + record.request_id
@@ -152,6 +208,8 @@ class LoadClient:
 
     def _done(self, record):
         self.in_flight -= 1
+        if self.streak.add(record) and self._load_task is not None and not self._load_task.done():
+            self._load_task.cancel()     # no more sends: the drain below waits for (or cancels) the rest
         if self._slot_free is not None and not self._slot_free.is_set():
             self._slot_free.set()
         if self._closed_loop is not None:
@@ -184,13 +242,22 @@ class LoadClient:
         started_wall = time.time() - (loop.time() - start)
         cpu_before = time.process_time()
         try:
-            if arrivals_lib.LOAD_MODELS[stage.load].open_loop:
-                await self._open_loop(stage, start)
-            else:
-                await self._closed(stage, start)
+            if self.stop_reason is None:
+                loop_coroutine = self._open_loop if arrivals_lib.LOAD_MODELS[stage.load].open_loop else self._closed
+                self._load_task = loop.create_task(loop_coroutine(stage, start))
+                try:
+                    await self._load_task
+                except asyncio.CancelledError:
+                    if self.stop_reason is None or not self._load_task.cancelled():
+                        raise
+                finally:
+                    self._load_task = None
             if self.in_flight:
                 self._drained.clear()
-                await self._drained.wait()
+                if self.stop_reason is None:
+                    await self._drained.wait()
+                else:
+                    await self._drain_after_stop()
         finally:
             if collecting:
                 gc.enable()
@@ -199,6 +266,14 @@ class LoadClient:
         wall = loop.time() - start
         return StageResult(stage, self._records, start, time.process_time() - cpu_before, wall, started_wall,
                            self.peak_in_flight)
+
+    async def _drain_after_stop(self):
+        """The run stopped early: requests in flight get STOP_GRACE_S to finish, then are cancelled."""
+        try:
+            await asyncio.wait_for(self._drained.wait(), STOP_GRACE_S)
+        except asyncio.TimeoutError:
+            for record in list(self._records):
+                self.pool.cancel(record, "the run stopped early")
 
     async def _open_loop(self, stage, start):
         loop = asyncio.get_running_loop()
@@ -229,6 +304,8 @@ class LoadClient:
             return index
 
         def launch(scheduled):
+            if self.stop_reason is not None:
+                return False
             index = next_index()
             if (limit is not None and index >= limit) or (horizon is not None and scheduled >= horizon):
                 return False
@@ -257,34 +334,67 @@ class LoadClient:
     async def preflight(self, probe=True):
         """Check that the target answers: one short request (max_tokens 1, not counted).
 
-        A refused connection, a TLS failure, or HTTP 401/403/404 is a StartError;
-        other statuses (429, 5xx) are returned as a warning: the run goes on.
+        A refused connection, a TLS failure, or HTTP 401/403/404 is a StartError. A request
+        refused with another 4xx (422 from FastAPI servers, 400...) decides before the load
+        starts: fields the harness added on its own that the server says it does not accept
+        (``ignore_eos`` with ignore_eos auto, ``stream_options``) are dropped from every request
+        and the preflight is sent again; a refused field that was asked for (ignore_eos true,
+        ``extra_body``), or a refusal for another reason, is a StartError naming it. 408, 429
+        and 5xx are returned as a warning: the run goes on. ``self.preflight_answer`` keeps
+        what was dropped and what the server said.
         """
+        warnings = []
+        if not probe:
+            return warnings
+        while True:     # each round drops fields that are no longer sent: it ends
+            record, document = await self._preflight_request()
+            where = "%s%s" % (self.settings.target.display().rstrip("/"),
+                              "" if record.status is None else " (%s)" % self.settings.path)
+            detail = ": %s" % record.error_detail if record.error_detail else ""
+            if record.error in ("connect_error", "tls_error", "timeout") \
+                    or (record.error == "disconnect" and record.status is None):
+                raise StartError("%s: %s: %s"
+                                 % (where, record.error.replace("_", " "), record.error_detail or "no answer"))
+            if record.status in (401, 403):
+                raise StartError("%s: HTTP %d: the server refused the credentials (--token-file)%s"
+                                 % (where, record.status, detail))
+            if record.status == 404:
+                raise StartError("%s: HTTP 404: no such endpoint or model %r (check --url, --endpoint, --model)%s"
+                                 % (where, self.settings.model, detail))
+            if record.status is not None and 400 <= record.status < 500 and record.status not in (408, 429):
+                body = self.pool.last_error_body or b""
+                try:
+                    fields = preflight_lib.decide(record.status, body, self.settings.field_origins(document),
+                                                  self.settings.ignore_eos, where)
+                except preflight_lib.PreflightRefused as exc:
+                    raise StartError(str(exc)) from None
+                self.settings.drop(fields)
+                answer = self.preflight_answer or {"dropped": [], "server_said": []}
+                answer["dropped"] = sorted(set(answer["dropped"]) | set(fields))
+                answer["server_said"].append("HTTP %d: %s" % (record.status, preflight_lib.server_message(body) or "-"))
+                self.preflight_answer = answer
+                continue
+            if record.error:
+                warnings.append("preflight request: %s%s" % (record.error, detail))
+            return warnings
+
+    async def _preflight_request(self):
+        """One request with max_tokens 1, as the run sends them; (its record, the body sent as a mapping)."""
         done = asyncio.get_running_loop().create_future()
         saved = self.pool.on_done
         self.pool.on_done = lambda record: done.done() or done.set_result(record)
-        warnings = []
+        self.pool.error_body_limit = preflight_lib.MAX_BODY
+        self.pool.last_error_body = None
         try:
-            if probe:
-                body = self.settings.endpoint.body(self.settings.model, "Hello", 1, self.settings.stream, self.settings.extra_body)
-                record = RequestRecord(-1, 0, self.worker, True, asyncio.get_running_loop().time(), 1, 1)
-                record.request_id = "preflight"
-                self.pool.launch(record, self.encoder.encode(record.request_id, body))
-                record = await done
-                where = "%s%s" % (self.settings.target.display().rstrip("/"), "" if record.status is None else " (%s)" % self.settings.path)
-                if record.error in ("connect_error", "tls_error", "timeout") or (record.error == "disconnect" and record.status is None):
-                    raise StartError("%s: %s: %s" % (where, record.error.replace("_", " "), record.error_detail or "no answer"))
-                if record.status in (401, 403):
-                    raise StartError("%s: HTTP %d: the server refused the credentials (--token-file)%s"
-                                     % (where, record.status, ": %s" % record.error_detail if record.error_detail else ""))
-                if record.status == 404:
-                    raise StartError("%s: HTTP 404: no such endpoint or model %r (check --url, --endpoint, --model)%s"
-                                     % (where, self.settings.model, ": %s" % record.error_detail if record.error_detail else ""))
-                if record.error:
-                    warnings.append("preflight request: %s%s" % (record.error, ": %s" % record.error_detail if record.error_detail else ""))
+            body = self.settings.body("Hello", 1)
+            record = RequestRecord(-1, 0, self.worker, True, asyncio.get_running_loop().time(), 1, 1)
+            record.request_id = "preflight"
+            self.pool.launch(record, self.encoder.encode(record.request_id, body))
+            record = await done
         finally:
             self.pool.on_done = saved
-        return warnings
+            self.pool.error_body_limit = client_lib.MAX_ERROR_BODY
+        return record, json.loads(body)
 
     async def server_version(self):
         """``{"version": ...}`` of vLLM's ``/version`` when it answers, else None (never fails the run)."""

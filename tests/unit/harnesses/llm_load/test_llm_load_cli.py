@@ -175,8 +175,13 @@ def test_command_from_settings_maps_a_points_settings_to_options(tmp_path):
     argv = cli.command_from_settings({"url": "http://h:1", "model": "m", "rate": 5, "stream": False, "ignore_eos": True,
                                       "extra_body": {"temperature": 0}, "concurrency": None}, str(tmp_path), python="py")
     assert argv[:3] == ["py", "-m", "ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load"]
-    assert argv[3:] == ["--extra-body", '{"temperature": 0}', "--ignore-eos", "--model", "m", "--rate", "5", "--no-stream",
-                        "--url", "http://h:1", "--output", str(tmp_path)]
+    assert argv[3:] == ["--extra-body", '{"temperature": 0}', "--ignore-eos", "true", "--model", "m", "--rate", "5",
+                        "--no-stream", "--url", "http://h:1", "--output", str(tmp_path)]
+    # ignore_eos takes auto, true or false (booleans as true/false); anything else is one line before anything runs
+    for value, flag in (("auto", "auto"), (False, "false"), ("false", "false")):
+        assert cli.command_from_settings({"ignore_eos": value}, "o", python="py")[3:5] == ["--ignore-eos", flag]
+    with pytest.raises(ConfigError, match=r"^llm_load option ignore_eos: expected one of auto, true, false, got 'maybe'$"):
+        cli.command_from_settings({"ignore_eos": "maybe"}, str(tmp_path))
     with pytest.raises(ConfigError, match="llm_load has no option speed; its options: .*client_bound_p99_ms"):
         cli.command_from_settings({"speed": 3}, str(tmp_path))
 

@@ -245,7 +245,7 @@ def test_as_dict_gives_times_relative_to_the_origin_and_latencies_in_ms():
         "send_lag_ms": 1.5432, "ttft_ms": 126.5432, "ttft_from_send_ms": 125.0, "e2e_ms": 626.5432, "e2e_from_send_ms": 625.0,
         "connect_ms": 1.2346, "reused_connection": True, "retried": True, "status": 200, "error": None, "error_detail": None,
         "input_tokens": 12, "input_tokens_planned": 10, "max_tokens": 8, "output_tokens": 7, "output_tokens_source": "chunk_usage",
-        "chunks": 4, "chars": 42, "tokens_per_chunk_mean": 1.75,
+        "short_output": True, "chunks": 4, "chars": 42, "tokens_per_chunk_mean": 1.75,
         "chunk_gaps_ms": [125.0, 125.0, 125.0], "chunk_tokens": [1, 2, 2, 2],
     }
 
@@ -463,7 +463,7 @@ def test_stage_headline_is_in_milliseconds_and_per_second():
         input_token_throughput=summary.input_token_throughput, output_token_throughput=summary.output_token_throughput,
         total_token_throughput=summary.total_token_throughput, measured_duration_s=summary.duration,
         output_tokens_mean=summary.output_length["mean"], input_tokens_mean=11.0, usage_reported_requests=2,
-        client_bound=False, client_bound_reasons=[], client_bound_threshold_p99_ms=5.0, client_cpu_utilization=0.25)
+        short_outputs=3, short_output_share=1.0, short_output_basis={"chunks": 1, "usage": 2}, client_bound=False, client_bound_reasons=[], client_bound_threshold_p99_ms=5.0, client_cpu_utilization=0.25)
     assert headline == expected
     # spot checks by hand
     assert headline["ttft_mean_ms"] == pytest.approx(15.0) and headline["ttft_max_ms"] == pytest.approx(20.0)
@@ -480,7 +480,9 @@ def test_stage_summary_adds_the_stage_identity_and_null_reasons():
     assert {k: document[k] for k in ("stage", "name", "load", "rate", "concurrency", "origin")} == {
         "stage": 4, "name": "steady", "load": "constant", "rate": 8, "concurrency": None, "origin": "sweep 1/4"}
     assert document["null_reasons"] == summary.null_reasons and document["null_reasons"] is not summary.null_reasons
-    assert {k: v for k, v in document.items() if k not in ("stage", "name", "load", "rate", "concurrency", "origin", "null_reasons")} \
+    assert document["stopped"] is None
+    assert {k: v for k, v in document.items()
+            if k not in ("stage", "name", "load", "rate", "concurrency", "origin", "null_reasons", "stopped")} \
         == summary.headline()
 
 
@@ -513,6 +515,7 @@ def test_a_stage_of_only_warmup_gives_every_reason():
         "throughput": "no request finished after its scheduled time",
         "achieved_rate": "fewer than two requests were sent",
         "requested_rate": "a closed loop has no requested rate (it is paced by completions)",
+        "short_output_share": "no successful request whose output length is known",
     }
     headline = summary.headline()
     assert all(headline[key] is None for key in headline if key.endswith("_ms") and key != "client_bound_threshold_p99_ms")
