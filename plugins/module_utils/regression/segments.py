@@ -172,36 +172,65 @@ def _time_rows(size):
 
 
 class _Sums:
-    """Prefix sums of 1, t, t^2, y, t*y, y^2 (t centred), one row each: a straight line's fit of any
-    slice in O(1), for arrays of slices at once (``lines``) or for one slice in plain floats (``line``)."""
+    """Prefix sums of 1, t, t^2, y, t*y, y^2 (t centred) and of the lag products y_t*y_(t-1), one row each:
+    a straight line's fit of any slice in O(1), for arrays of slices at once (``lines``) or for one slice
+    in plain floats (``line``), and the lag-1 products of its residuals (``lag_products``)."""
 
     def __init__(self, values):
         import numpy as np
 
         size = values.size
         self.t, time_rows, self._t1, self._t2 = _time_rows(size)
-        table = np.empty((6, size + 1))
+        table = np.empty((7, size + 1))
         table[:3] = time_rows
         table[3:, 0] = 0.0
         np.cumsum(values, out=table[3, 1:])
         np.cumsum(self.t * values, out=table[4, 1:])
         np.cumsum(values * values, out=table[5, 1:])
+        # the lag products y_t * y_(t-1): row 6 at k sums them for t = 1 .. k - 1
+        table[6, 1] = 0.0
+        np.cumsum(values[1:] * values[:-1], out=table[6, 2:])
         self.table = table
         self._rows = None
 
     def lines(self, start, stop):
         """(points, mean t, Stt, mean y, Sty, Syy) of the slices [start, stop) (one end an index array,
         the other an array or an int)."""
-        ends, starts = self.table[:, stop], self.table[:, start]
+        ends, starts = self.table[:6, stop], self.table[:6, start]
         points, sum_t, sum_tt, sum_y, sum_ty, sum_yy = (ends.T - starts.T).T
         mean_t, mean_y = sum_t / points, sum_y / points
         return points, mean_t, sum_tt - sum_t * mean_t, mean_y, sum_ty - sum_t * mean_y, sum_yy - sum_y * mean_y
 
-    def line(self, start, stop):
-        """``lines`` of one slice, in Python floats."""
+    def rows(self):
+        """The data rows (y, t*y, y^2, lag products) as lists, for plain-float arithmetic."""
         if self._rows is None:
             self._rows = self.table[3:].tolist()
-        y1, ty, y2 = self._rows
+        return self._rows
+
+    def lag_products(self, start, stop, mean_t, mean_y, slope):
+        """The sum of e_t * e_(t-1) over the pairs inside [start, stop), e the residuals of the line
+        ``mean_y + slope * (t - mean_t)``, from the prefix sums (plain floats, or arrays of slices)."""
+        if isinstance(start, int):
+            y1, ty, _y2, lag = self.rows()
+            t1, t2 = self._t1, self._t2
+        else:
+            t1, t2, y1, ty, lag = self.table[1], self.table[2], self.table[3], self.table[4], self.table[6]
+        first, last = start + 1, stop - 1
+        intercept = mean_y - slope * mean_t
+        pairs = stop - start - 1
+        sum_t = t1[stop] - t1[first]
+        # sum of (c + b t_t) y_(t-1) over the pairs: (c + b) sum y_s + b sum t_s y_s, s = start .. stop - 2
+        previous = (intercept + slope) * (y1[last] - y1[start]) + slope * (ty[last] - ty[start])
+        # sum of (c + b t_(t-1)) y_t: (c - b) sum y_t + b sum t_t y_t, t = start + 1 .. stop - 1
+        following = (intercept - slope) * (y1[stop] - y1[first]) + slope * (ty[stop] - ty[first])
+        # sum of u_t (u_t - b), u_t = c + b t_t: the line's own lag products
+        line = pairs * intercept + slope * sum_t
+        squares = pairs * intercept * intercept + 2 * intercept * slope * sum_t + slope * slope * (t2[stop] - t2[first])
+        return (lag[stop] - lag[first]) - previous - following + squares - slope * line
+
+    def line(self, start, stop):
+        """``lines`` of one slice, in Python floats."""
+        y1, ty, y2, _lag = self.rows()
         t1, t2 = self._t1, self._t2
         points = stop - start
         sum_t, sum_y = t1[stop] - t1[start], y1[stop] - y1[start]
@@ -220,7 +249,7 @@ def propose(sums, size, penalty, min_size):
     than ``penalty``; each segment at least ``min_size`` points (at least 3: a line's Stt > 0)."""
     import numpy as np
 
-    table = sums.table
+    table = sums.table[:6]
     found = []
     stack = [(0, size)]
     while stack:
@@ -249,44 +278,40 @@ def propose(sums, size, penalty, min_size):
     return found
 
 
-def _long_run_factor(residuals, within=None):
-    """(1 + rho) / (1 - rho), rho the lag-1 autocorrelation of the residuals (pairs ``within`` one
-    segment only), clipped to [0, MAX_AUTOCORRELATION]."""
-    energy = float(residuals @ residuals)
+def _long_run_factor(lag_sum, energy, points):
+    """(1 + rho) / (1 - rho), rho = ``lag_sum`` / ``energy`` (the lag-1 autocorrelation of residuals)
+    less RHO_MARGIN standard errors of independent noise's (1 / sqrt(points)), clipped to
+    [0, MAX_AUTOCORRELATION]."""
     if not energy > 0:
         return 1.0
-    products = residuals[1:] * residuals[:-1]
-    rho = float((products if within is None else products[within]).sum()) / energy
-    # independent noise gives |rho| ~ 1/sqrt(n): only the correlation beyond RHO_MARGIN of those counts
-    rho = min(max(rho - RHO_MARGIN / math.sqrt(residuals.size), 0.0), MAX_AUTOCORRELATION)
+    rho = min(max(lag_sum / energy - RHO_MARGIN / math.sqrt(points), 0.0), MAX_AUTOCORRELATION)
     return (1 + rho) / (1 - rho)
 
 
 class _Fit:
     """Lines fitted to consecutive segments (edges), their residual sums of squares and the long-run
-    factor of their residuals' autocorrelation."""
+    factor of their residuals' autocorrelation (from the prefix sums: no residual is computed)."""
 
-    def __init__(self, sums, values, edges):
-        import numpy as np
-
+    def __init__(self, sums, edges):
         stop = int(edges[-1])
-        values, t = values[:stop], sums.t[:stop]
         if len(edges) == 2:
-            # one segment (most histories): its sums in plain floats, one residual vector
+            # one segment (most histories): plain floats
             points, mean_t, stt, mean_y, sty, syy = sums.line(0, stop)
             slope = sty / stt
+            rss = max(syy - slope * sty, 0.0)
             self.points, self.mean_t, self.stt, self.mean_y, self.slope = [points], [mean_t], [stt], [mean_y], [slope]
-            self.rss = [max(syy - slope * sty, 0.0)]
-            self.long_run = _long_run_factor(values - (mean_y + slope * (t - mean_t)))
+            self.rss = [rss]
+            self.long_run = _long_run_factor(sums.lag_products(0, stop, mean_t, mean_y, slope), rss, stop)
             return
+        import numpy as np
+
         starts, stops = edges[:-1], edges[1:]
         self.points, self.mean_t, self.stt, self.mean_y, sty, syy = sums.lines(starts, stops)
         # every segment has at least three points (min_size >= 3): Stt > 0
         self.slope = sty / self.stt
         self.rss = np.maximum(syy - self.slope * sty, 0.0)
-        segment = np.repeat(np.arange(starts.size), stops - starts)
-        residuals = values - self.mean_y[segment] - self.slope[segment] * (t - self.mean_t[segment])
-        self.long_run = _long_run_factor(residuals, segment[1:] == segment[:-1])
+        lags = sums.lag_products(starts, stops, self.mean_t, self.mean_y, self.slope)
+        self.long_run = _long_run_factor(float(lags.sum()), float(self.rss.sum()), stop)
 
     def at(self, index, t):
         """Segment ``index``'s line at time ``t`` and the variance factor of that value (x sigma^2)."""
@@ -306,7 +331,7 @@ def _jumps(sums, values, splits, stop):
     import numpy as np
 
     edges = np.concatenate(([0], splits, [stop])).astype(int)
-    fit = _Fit(sums, values, edges)
+    fit = _Fit(sums, edges)
     meet = sums.t[splits] - 0.5
     left, left_factor = fit.at(np.arange(len(splits)), meet)
     right, right_factor = fit.at(np.arange(1, len(splits) + 1), meet)
@@ -442,7 +467,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
         weakest = max(np.flatnonzero(failing), key=lambda i: (pvalues[i], -sizes[i]))
         del splits[weakest]
     edges = np.asarray([0] + [c.index for c in changes] + [size])
-    fit = _Fit(sums, values, edges)
+    fit = _Fit(sums, edges)
     last_start = int(edges[-2])
     tail = _tail(sums, last_start, min_size, fit.long_run) if size - last_start > min_size else None
     if tail is not None:
