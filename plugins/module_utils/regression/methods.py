@@ -197,18 +197,20 @@ def resolve_options(name, options=None):
         raise RegressionError("regression method %s: invalid option(s): %s" % (name, "; ".join(problems))) from None
 
 
-def analyse_series(values, method=DEFAULT_METHOD, **options):
-    """Change points and drift of an ordered series. A value that is missing (None) or not finite is
-    a gap: it is left out of the maths, and every index returned (change points, a drift's start)
-    is the position in ``values`` as given, so that it names the right run."""
+def analyse_series(values, method=DEFAULT_METHOD, drift=True, **options):
+    """Change points and (``drift``) the drift of an ordered series. A value that is missing (None) or
+    not finite is a gap: it is left out of the maths, and every index returned (change points, a
+    drift's start) is the position in ``values`` as given, so that it names the right run."""
     import numpy as np
 
-    series = np.array([np.nan if value is None else value for value in values], dtype=float)
+    series = np.array(values, dtype=float)    # a None becomes NaN
     present = np.flatnonzero(np.isfinite(series))
     settings = resolve_options(method, options)
     if present.size < 2:
         return segments.Segmentation([])
-    found = get_method(method).analyse(series[present] if present.size < series.size else series, settings)
+    chosen = get_method(method)
+    given = series[present] if present.size < series.size else series
+    found = chosen.analyse(given, settings) if drift else segments.Segmentation(chosen.find(given, settings))
     if present.size < series.size:
         for change in found.changes:
             change.index = int(present[change.index])
@@ -219,4 +221,4 @@ def analyse_series(values, method=DEFAULT_METHOD, **options):
 
 def find_change_points(values, method=DEFAULT_METHOD, **options):
     """Change points of an ordered series; gaps (None, NaN) keep their place (``analyse_series``)."""
-    return analyse_series(values, method, **options).changes
+    return analyse_series(values, method, drift=False, **options).changes

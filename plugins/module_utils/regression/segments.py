@@ -146,12 +146,16 @@ def outliers(series, scale, outlier_z):
     deviation = np.abs(series - medians)
     mask = deviation > outlier_z * scale
     mask[-1] = False
-    # a candidate in a stretch noisier than the series as a whole is judged by that stretch's noise
-    # (the OUTLIER_WINDOW points either side): where the spread grew, large deviations are not outliers
-    for index in np.flatnonzero(mask):
-        local = noise_scale(series[max(0, index - OUTLIER_WINDOW):index + OUTLIER_WINDOW + 1])
-        if deviation[index] <= outlier_z * local:
-            mask[index] = False
+    candidates = np.flatnonzero(mask)
+    if candidates.size and size > 2 * OUTLIER_WINDOW:
+        # a candidate in a stretch noisier than the series as a whole is judged by that stretch's noise
+        # (the median absolute first difference of the OUTLIER_WINDOW points either side): where the
+        # spread grew, large deviations are not outliers
+        steps = np.abs(np.diff(series))
+        first = np.clip(candidates - OUTLIER_WINDOW, 0, steps.size - 2 * OUTLIER_WINDOW)
+        windows = steps[first[:, None] + np.arange(2 * OUTLIER_WINDOW)]
+        local = np.partition(windows, OUTLIER_WINDOW, axis=1)[:, OUTLIER_WINDOW] / (MAD_PER_SD * math.sqrt(2))
+        mask[candidates[deviation[candidates] <= outlier_z * local]] = False
     return mask, medians
 
 
@@ -172,49 +176,44 @@ def _time_rows(size):
 
 
 class _Sums:
-    """Prefix sums of 1, t, t^2, y, t*y, y^2 (t centred) and of the lag products y_t*y_(t-1), one row each:
-    a straight line's fit of any slice in O(1), for arrays of slices at once (``lines``) or for one slice
-    in plain floats (``line``), and the lag-1 products of its residuals (``lag_products``)."""
+    """Prefix sums of y, t*y, y^2 and of the lag products y_t*y_(t-1) (t centred; those of 1, t and t^2
+    are shared by every series of a length: ``_time_rows``): a straight line's fit of any slice in
+    O(1) (``line``), and the lag-1 products of its residuals (``lag_products``), in plain floats."""
 
     def __init__(self, values):
         import numpy as np
 
         size = values.size
-        self.t, time_rows, self._t1, self._t2 = _time_rows(size)
-        table = np.empty((7, size + 1))
-        table[:3] = time_rows
-        table[3:, 0] = 0.0
-        np.cumsum(values, out=table[3, 1:])
-        np.cumsum(self.t * values, out=table[4, 1:])
-        np.cumsum(values * values, out=table[5, 1:])
-        # the lag products y_t * y_(t-1): row 6 at k sums them for t = 1 .. k - 1
-        table[6, 1] = 0.0
-        np.cumsum(values[1:] * values[:-1], out=table[6, 2:])
-        self.table = table
+        self.t, _time, self._t1, self._t2 = _time_rows(size)
+        data = np.empty((4, size + 1))
+        data[:, 0] = 0.0
+        data[0, 1:] = values
+        np.multiply(self.t, values, out=data[1, 1:])
+        np.multiply(values, values, out=data[2, 1:])
+        # the lag products y_t * y_(t-1): row 3 at k sums them for t = 1 .. k - 1
+        data[3, 1] = 0.0
+        np.multiply(values[1:], values[:-1], out=data[3, 2:])
+        np.cumsum(data, axis=1, out=data)
+        # y and t*y for the vectorised split search; every other read is a plain float
+        self.y1, self.ty = data[0], data[1]
+        self._data = data
         self._rows = None
 
-    def lines(self, start, stop):
-        """(points, mean t, Stt, mean y, Sty, Syy) of the slices [start, stop) (one end an index array,
-        the other an array or an int)."""
-        ends, starts = self.table[:6, stop], self.table[:6, start]
-        points, sum_t, sum_tt, sum_y, sum_ty, sum_yy = (ends.T - starts.T).T
-        mean_t, mean_y = sum_t / points, sum_y / points
-        return points, mean_t, sum_tt - sum_t * mean_t, mean_y, sum_ty - sum_t * mean_y, sum_yy - sum_y * mean_y
+    def prefix_times(self):
+        """The prefix sums of t and t^2 as lists."""
+        return self._t1, self._t2
 
     def rows(self):
-        """The data rows (y, t*y, y^2, lag products) as lists, for plain-float arithmetic."""
+        """The data rows (y, t*y, y^2, lag products) as lists."""
         if self._rows is None:
-            self._rows = self.table[3:].tolist()
+            self._rows = self._data.tolist()
         return self._rows
 
     def lag_products(self, start, stop, mean_t, mean_y, slope):
         """The sum of e_t * e_(t-1) over the pairs inside [start, stop), e the residuals of the line
-        ``mean_y + slope * (t - mean_t)``, from the prefix sums (plain floats, or arrays of slices)."""
-        if isinstance(start, int):
-            y1, ty, _y2, lag = self.rows()
-            t1, t2 = self._t1, self._t2
-        else:
-            t1, t2, y1, ty, lag = self.table[1], self.table[2], self.table[3], self.table[4], self.table[6]
+        ``mean_y + slope * (t - mean_t)``, from the prefix sums."""
+        y1, ty, _y2, lag = self.rows()
+        t1, t2 = self._t1, self._t2
         first, last = start + 1, stop - 1
         intercept = mean_y - slope * mean_t
         pairs = stop - start - 1
@@ -229,7 +228,7 @@ class _Sums:
         return (lag[stop] - lag[first]) - previous - following + squares - slope * line
 
     def line(self, start, stop):
-        """``lines`` of one slice, in Python floats."""
+        """(points, mean t, Stt, mean y, Sty, Syy) of the slice [start, stop)."""
         y1, ty, y2, _lag = self.rows()
         t1, t2 = self._t1, self._t2
         points = stop - start
@@ -244,32 +243,52 @@ def _line_residual(stt, sty, syy):
     return max(syy - sty * sty / stt, 0.0) if stt > 0 else max(syy, 0.0)
 
 
-def propose(sums, size, penalty, min_size):
-    """Binary segmentation into lines: split points where the residual sum of squares drops by more
-    than ``penalty``; each segment at least ``min_size`` points (at least 3: a line's Stt > 0)."""
+@functools.lru_cache(maxsize=1024)
+def _split_geometry(size, start, stop, min_size):
+    """What the splits of ``[start, stop)`` of a series of ``size`` points share whatever its values,
+    for the left sides then the right sides: 1 / points, mean t, 1 / Stt (read-only arrays)."""
     import numpy as np
 
-    table = sums.table[:6]
+    _t, rows, _t1, _t2 = _time_rows(size)
+    splits = np.arange(start + min_size, stop - min_size + 1)
+    points = np.concatenate((splits - start, stop - splits)).astype(float)
+    sum_t = np.concatenate((rows[1, splits] - rows[1, start], rows[1, stop] - rows[1, splits]))
+    sum_tt = np.concatenate((rows[2, splits] - rows[2, start], rows[2, stop] - rows[2, splits]))
+    mean_t = sum_t / points
+    geometry = (1.0 / points, mean_t, 1.0 / (sum_tt - sum_t * mean_t))
+    for array in geometry:
+        array.flags.writeable = False
+    return geometry
+
+
+def propose(sums, size, penalty, min_size):
+    """Binary segmentation into lines: split points where the residual sum of squares drops by more
+    than ``penalty``; each segment at least ``min_size`` points (at least 3: a line's Stt > 0).
+
+    The residual sum of squares of a line is Syy - (sum y)^2 / n - Sty^2 / Stt; Syy of the two sides
+    adds up to the whole's whatever the split, so the best split explains the most:
+    (sum y)^2 / n + Sty^2 / Stt summed over its two sides (the time terms cached per segment)."""
+    import numpy as np
+
+    y1, ty = sums.y1, sums.ty
+    whole = sums.t.size
     found = []
     stack = [(0, size)]
     while stack:
         start, stop = stack.pop()
         if stop - start < 2 * min_size:
             continue
-        # the sums of [start, split) and [split, stop) for every split, side by side in one array
-        middle = table[:, start + min_size:stop - min_size + 1]
-        count = middle.shape[1]
-        both = np.empty((6, 2 * count))
-        np.subtract(middle, table[:, start:start + 1], out=both[:, :count])
-        np.subtract(table[:, stop:stop + 1], middle, out=both[:, count:])
-        points, sum_t, sum_tt, sum_y, sum_ty, sum_yy = both
-        mean_t = sum_t / points
-        sty = sum_ty - sum_y * mean_t
-        residual = sum_yy - sum_y * sum_y / points - sty * sty / (sum_tt - sum_t * mean_t)
-        cost = residual[:count] + residual[count:]
-        best = int(np.argmin(cost))
-        _n, _mt, stt, _my, sty, syy = sums.line(start, stop)
-        if _line_residual(stt, sty, syy) - max(float(cost[best]), 0.0) > penalty:
+        inverse_points, mean_t, inverse_stt = _split_geometry(whole, start, stop, min_size)
+        middle = slice(start + min_size, stop - min_size + 1)
+        left_y, left_ty = y1[middle] - y1[start], ty[middle] - ty[start]
+        sum_y = np.concatenate((left_y, (y1[stop] - y1[start]) - left_y))
+        deviation = np.concatenate((left_ty, (ty[stop] - ty[start]) - left_ty)) - sum_y * mean_t
+        explained = sum_y * sum_y * inverse_points + deviation * deviation * inverse_stt
+        count = left_y.size
+        explained = explained[:count] + explained[count:]
+        best = int(np.argmax(explained))
+        points, _mt, stt, mean_y, sty, _syy = sums.line(start, stop)
+        if float(explained[best]) - (points * mean_y * mean_y + sty * sty / stt) > penalty:
             split = start + min_size + best
             found.append(split)
             stack.append((start, split))
@@ -289,82 +308,95 @@ def _long_run_factor(lag_sum, energy, points):
 
 
 class _Fit:
-    """Lines fitted to consecutive segments (edges), their residual sums of squares and the long-run
-    factor of their residuals' autocorrelation (from the prefix sums: no residual is computed)."""
+    """Lines fitted to consecutive segments (``edges``), their residual sums of squares and the long-run
+    factor of their residuals' autocorrelation, from the prefix sums (no residual is computed), in plain
+    floats: a history has few segments, and a few float operations each cost less than numpy calls."""
 
     def __init__(self, sums, edges):
-        stop = int(edges[-1])
-        if len(edges) == 2:
-            # one segment (most histories): plain floats
-            points, mean_t, stt, mean_y, sty, syy = sums.line(0, stop)
+        self.points, self.mean_t, self.stt, self.mean_y, self.slope, self.rss = [], [], [], [], [], []
+        lag_sum = 0.0
+        for start, stop in zip(edges[:-1], edges[1:]):
+            points, mean_t, stt, mean_y, sty, syy = sums.line(start, stop)
+            # every segment has at least three points (min_size >= 3): Stt > 0
             slope = sty / stt
-            rss = max(syy - slope * sty, 0.0)
-            self.points, self.mean_t, self.stt, self.mean_y, self.slope = [points], [mean_t], [stt], [mean_y], [slope]
-            self.rss = [rss]
-            self.long_run = _long_run_factor(sums.lag_products(0, stop, mean_t, mean_y, slope), rss, stop)
-            return
-        import numpy as np
-
-        starts, stops = edges[:-1], edges[1:]
-        self.points, self.mean_t, self.stt, self.mean_y, sty, syy = sums.lines(starts, stops)
-        # every segment has at least three points (min_size >= 3): Stt > 0
-        self.slope = sty / self.stt
-        self.rss = np.maximum(syy - self.slope * sty, 0.0)
-        lags = sums.lag_products(starts, stops, self.mean_t, self.mean_y, self.slope)
-        self.long_run = _long_run_factor(float(lags.sum()), float(self.rss.sum()), stop)
+            self.points.append(points)
+            self.mean_t.append(mean_t)
+            self.stt.append(stt)
+            self.mean_y.append(mean_y)
+            self.slope.append(slope)
+            self.rss.append(max(syy - slope * sty, 0.0))
+            lag_sum += sums.lag_products(start, stop, mean_t, mean_y, slope)
+        self.long_run = _long_run_factor(lag_sum, sum(self.rss), edges[-1])
 
     def at(self, index, t):
         """Segment ``index``'s line at time ``t`` and the variance factor of that value (x sigma^2)."""
-        return (self.mean_y[index] + self.slope[index] * (t - self.mean_t[index]),
-                1.0 / self.points[index] + (t - self.mean_t[index]) ** 2 / self.stt[index])
+        offset = t - self.mean_t[index]
+        return self.mean_y[index] + self.slope[index] * offset, 1.0 / self.points[index] + offset * offset / self.stt[index]
+
+    def spread(self, index):
+        """Segment ``index``'s residual variance."""
+        return self.rss[index] / max(self.points[index] - 2, 1)
 
 
 def _two_sided(z):
-    from scipy import special
+    """Two-sided normal p-value of ``z`` (an infinite z: 0)."""
+    return math.erfc(abs(z) / math.sqrt(2))
 
-    return 2 * special.ndtr(-abs(z))
 
-
-def _jumps(sums, values, splits, stop):
-    """Each split's jump between the lines either side (the last one ending at ``stop``), its z, and
-    the fit."""
-    import numpy as np
-
-    edges = np.concatenate(([0], splits, [stop])).astype(int)
+def _jumps(sums, splits, stop):
+    """Each split's (level left, level right, z of the jump, gain) where the lines either side meet (the
+    last segment ending at ``stop``), and the fit. The gain is what the split lowers the residual sum
+    of squares by against one line across both segments, in the noisier side's variance (the proposal
+    measured it in the whole series' noise, which a noisier stretch exceeds)."""
+    edges = [0] + list(splits) + [stop]
     fit = _Fit(sums, edges)
-    meet = sums.t[splits] - 0.5
-    left, left_factor = fit.at(np.arange(len(splits)), meet)
-    right, right_factor = fit.at(np.arange(1, len(splits) + 1), meet)
-    dof = np.maximum(fit.points[:-1] + fit.points[1:] - 4, 1)
-    variance = (fit.rss[:-1] + fit.rss[1:]) / dof * fit.long_run * (left_factor + right_factor)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(variance > 0, (right - left) / np.sqrt(np.where(variance > 0, variance, 1.0)),
-                     np.where(right == left, 0.0, np.inf * np.sign(right - left)))
-    # what the split gains over one line across both segments, in the noisier side's variance (the
-    # proposal measured it in the whole series' noise, which a noisier stretch exceeds)
-    _n, _mt, stt, _my, sty, syy = sums.lines(edges[:-2], edges[2:])
-    spread = fit.rss / np.maximum(fit.points - 2, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gain = (np.maximum(syy - sty * sty / stt, 0.0) - fit.rss[:-1] - fit.rss[1:]) / \
-            np.maximum(np.maximum(spread[:-1], spread[1:]), 1e-300)
-    return left, right, z, gain, fit
+    centre = (sums.t.size - 1) / 2.0
+    found = []
+    for index, split in enumerate(splits):
+        meet = split - 0.5 - centre
+        left, left_factor = fit.at(index, meet)
+        right, right_factor = fit.at(index + 1, meet)
+        dof = max(fit.points[index] + fit.points[index + 1] - 4, 1)
+        variance = (fit.rss[index] + fit.rss[index + 1]) / dof * fit.long_run * (left_factor + right_factor)
+        if variance > 0:
+            z = (right - left) / math.sqrt(variance)
+        else:
+            z = 0.0 if right == left else math.copysign(math.inf, right - left)
+        _n, _mt, stt, _my, sty, syy = sums.line(edges[index], edges[index + 2])
+        joint = _line_residual(stt, sty, syy)
+        noisier = max(fit.spread(index), fit.spread(index + 1), 1e-300)
+        found.append((left, right, z, (joint - fit.rss[index] - fit.rss[index + 1]) / noisier))
+    return found, fit
 
 
 def _tail(sums, start, min_size, long_run):
     """The most significant change among the last ``min_size - 1`` points of the segment that starts
     at ``start``: (index, level before, level after, t, p) or None. The line fitted before a
     candidate predicts the points after it; their mean residual is tested against the residual
-    spread before it (Student's t, the long-run factor applied)."""
+    spread before it (Student's t, the long-run factor applied). Plain-float arithmetic on the prefix
+    sums (the hot path of every verdict)."""
     from scipy import special
 
+    y1, ty, y2, _lag = sums.rows()
+    t1, t2 = sums.prefix_times()
     size = sums.t.size
+    centre = (size - 1) / 2.0
     best = None
     for split in range(max(start + min_size, size - min_size + 1), size):
-        points, mean_t, stt, mean_y, sty, syy = sums.line(start, split)
+        # the line over [start, split)
+        points = split - start
+        sum_t, sum_y = t1[split] - t1[start], y1[split] - y1[start]
+        mean_t, mean_y = sum_t / points, sum_y / points
+        stt = t2[split] - t2[start] - sum_t * mean_t
+        sty = ty[split] - ty[start] - sum_t * mean_y
+        syy = y2[split] - y2[start] - sum_y * mean_y
         slope = sty / stt
         dof = points - 2
         spread = _line_residual(stt, sty, syy) / dof * long_run
-        tail_points, tail_t, _stt, tail_y, _sty, _syy = sums.line(split, size)
+        # the points after it: their mean time and mean value
+        tail_points = size - split
+        tail_t = (t1[size] - t1[split]) / tail_points
+        tail_y = (y1[size] - y1[split]) / tail_points
         leverage = (tail_t - mean_t) ** 2 / stt
         if slope * slope < SLOPE_Z * SLOPE_Z * spread / stt:
             # no slope to speak of before the candidate: its level predicts better (no extrapolation)
@@ -373,8 +405,9 @@ def _tail(sums, start, min_size, long_run):
         recent = min(points, RECENT_POINTS)
         if recent < points:
             # noise that grew lately: the spread of the points just before the candidate, if larger
-            _n, _mt, _stt, _my, _sty, recent_syy = sums.line(split - recent, split)
-            recent_spread = max(recent_syy, 0.0) / (recent - 1) * long_run
+            first = split - recent
+            recent_y = y1[split] - y1[first]
+            recent_spread = max(y2[split] - y2[first] - recent_y * recent_y / recent, 0.0) / (recent - 1) * long_run
             if recent_spread > RECENT_RATIO * spread:
                 spread = recent_spread
         residual = tail_y - (mean_y + slope * (tail_t - mean_t))
@@ -385,7 +418,7 @@ def _tail(sums, start, min_size, long_run):
             t = 0.0 if residual == 0 else math.copysign(math.inf, residual)
         # the candidates' degrees of freedom differ by one or two: the largest |t| is the most significant
         if best is None or abs(t) > abs(best[3]):
-            before = mean_y + slope * (split - 0.5 - (size - 1) / 2.0 - mean_t)
+            before = mean_y + slope * (split - 0.5 - centre - mean_t)
             best = (split, before, before + residual, t, dof)
     if best is None:
         return None
@@ -418,14 +451,6 @@ def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
     return Drift(start, slope * scale, level_start, level_end, pvalue, points)
 
 
-def _relative_sizes(before, after):
-    """|relative_change| of arrays of levels (a change from 0 is infinite, none from 0 is 0)."""
-    import numpy as np
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(before != 0, np.abs(after - before) / np.abs(before), np.where(after == before, 0.0, np.inf))
-
-
 def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitude, min_size, outlier_z,
                     drift_max_pvalue, with_drift=True):
     """Change points and (``with_drift``) the last segment's drift of a series without gaps (the module
@@ -455,20 +480,22 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
     splits = propose(sums, settled, bar, min_size) if settled >= 2 * min_size else []
     changes = []
     while splits:
-        left, right, z, gain, _fit = _jumps(sums, values, np.asarray(splits), settled)
-        before, after = left * scale + offset, right * scale + offset
-        pvalues = _two_sided(z)
-        sizes = _relative_sizes(before, after)
-        failing = (pvalues > max_pvalue) | (sizes < min_magnitude) | (gain < bar * LOCAL_GAIN)
-        if not failing.any():
-            changes = [ChangePoint(split, b, a, p, s) for split, b, a, p, s in zip(splits, before, after, pvalues, z)]
+        found, fit = _jumps(sums, splits, settled)
+        judged = []
+        for split, (left, right, z, gain) in zip(splits, found):
+            before, after = left * scale + offset, right * scale + offset
+            pvalue, change = _two_sided(z), abs(relative_change(before, after))
+            judged.append((pvalue > max_pvalue or change < min_magnitude or gain < bar * LOCAL_GAIN, pvalue, change,
+                           ChangePoint(split, before, after, pvalue, z)))
+        if not any(failing for failing, _p, _c, _point in judged):
+            changes = [point for _f, _p, _c, point in judged]
             break
         # the weakest: the largest p-value among the failing ones, the smallest change on a tie
-        weakest = max(np.flatnonzero(failing), key=lambda i: (pvalues[i], -sizes[i]))
+        weakest = max((i for i, item in enumerate(judged) if item[0]), key=lambda i: (judged[i][1], -judged[i][2]))
         del splits[weakest]
-    edges = np.asarray([0] + [c.index for c in changes] + [size])
+    edges = [0] + [c.index for c in changes] + [size]
     fit = _Fit(sums, edges)
-    last_start = int(edges[-2])
+    last_start = edges[-2]
     tail = _tail(sums, last_start, min_size, fit.long_run) if size - last_start > min_size else None
     if tail is not None:
         split, before, after, statistic, pvalue = tail
