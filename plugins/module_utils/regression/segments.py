@@ -99,25 +99,24 @@ class Segmentation:
         self.drift = drift
 
 
-def _median(values):
-    import numpy as np
-
+def _median_in_place(values):
+    """The median of an array this module owns (it is reordered, not copied)."""
     size = values.size
     middle = size // 2
     if size % 2:
-        return float(np.partition(values, middle)[middle])
-    both = np.partition(values, (middle - 1, middle))
-    return 0.5 * float(both[middle - 1] + both[middle])
+        values.partition(middle)
+        return float(values[middle])
+    values.partition((middle - 1, middle))
+    return 0.5 * float(values[middle - 1] + values[middle])
 
 
 def noise_scale(series):
     """The robust standard deviation of one point's noise: MAD of the first differences / sqrt(2)."""
-    import numpy as np
-
     if series.size < 3:
         return 0.0
-    differences = np.diff(series)
-    return _median(np.abs(differences - _median(differences))) / (MAD_PER_SD * math.sqrt(2))
+    differences = series[1:] - series[:-1]
+    deviations = differences - _median_in_place(differences)
+    return _median_in_place(abs(deviations)) / (MAD_PER_SD * math.sqrt(2))
 
 
 def _median_of_three(a, b, c):
@@ -286,7 +285,7 @@ def propose(sums, size, penalty, min_size):
         explained = sum_y * sum_y * inverse_points + deviation * deviation * inverse_stt
         count = left_y.size
         explained = explained[:count] + explained[count:]
-        best = int(np.argmax(explained))
+        best = int(explained.argmax())
         points, _mt, stt, mean_y, sty, _syy = sums.line(start, stop)
         if float(explained[best]) - (points * mean_y * mean_y + sty * sty / stt) > penalty:
             split = start + min_size + best
@@ -470,7 +469,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
         mask, medians = outliers(series, scale, outlier_z)
         if mask.any():
             values = np.where(mask, medians, series)
-    offset = float(values.mean())
+    offset = float(values.sum()) / size
     values = (values - offset) / scale
     sums = _Sums(values)
     # the settled history: the newest min_size - 1 points cannot make a segment of their own yet (the
