@@ -154,7 +154,7 @@ def parse_responses(reads):
         else:
             while True:
                 line_end = data.index(b"\r\n", pos)
-                size = int(data[pos:line_end].split(b";")[0], 16)
+                size = int(data[pos:line_end].split(b";", maxsplit=1)[0], 16)
                 pos = line_end + 2
                 body += data[pos:pos + size]
                 body_times += [time_of(pos + i) for i in range(size)]

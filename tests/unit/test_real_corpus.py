@@ -285,7 +285,7 @@ def test_a_bad_corpus_is_one_line_exit_2_and_nothing_written(tmp_path, monkeypat
 def test_a_run_on_a_small_corpus_writes_its_results(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_common, "RESULTS", str(tmp_path / "results"))
     # Otava runs in its own virtualenv (made from PyPI on first use): here, a stand-in that finds nothing
-    monkeypatch.setattr(real_corpus, "otava", lambda series: ([[] for _ in series], {"version": "stand-in"}))
+    monkeypatch.setattr(real_corpus, "otava", lambda series: ([[] for _series in series], {"version": "stand-in"}))
     root = write_corpus(tmp_path / "TCPD")
     code = real_corpus.main(["--corpus", root])
     with open(str(tmp_path / "results" / "real_corpus.json"), encoding="utf-8") as handle:

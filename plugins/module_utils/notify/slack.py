@@ -83,8 +83,8 @@ class SlackNotifier:
             raise NotifyError("%s: messages is %s; expected a list of messages" % (where, answers.kind(messages)))
         for index, item in enumerate(messages):
             if not isinstance(item, dict):
-                raise NotifyError("%s: messages[%d] is %s; expected message objects" % (where, index,
-                                                                                         answers.kind(item)))
+                raise NotifyError("%s: messages[%d] is %s; expected message objects"
+                                  % (where, index, answers.kind(item)))
             metadata = item.get("metadata")
             payload = metadata.get("event_payload") if isinstance(metadata, dict) else None
             if not isinstance(payload, dict) or metadata.get("event_type") != EVENT_TYPE or \

@@ -129,8 +129,8 @@ def _median_of_five(a, b, c, d, e):
     """Elementwise median of five arrays, by a selection network (no sort)."""
     import numpy as np
 
-    return _median_of_three(e, np.maximum(np.minimum(a, b), np.minimum(c, d)), np.minimum(np.maximum(a, b),
-                                                                                            np.maximum(c, d)))
+    lower_of_highs = np.minimum(np.maximum(a, b), np.maximum(c, d))
+    return _median_of_three(e, np.maximum(np.minimum(a, b), np.minimum(c, d)), lower_of_highs)
 
 
 def outliers(series, scale, outlier_z):
@@ -434,8 +434,8 @@ def _drift(sums, values, fit, index, max_pvalue, min_magnitude, scale, offset):
     dof = points - 2
     stop = values.size
     start = stop - points
-    first, _ = fit.at(index, sums.t[start])
-    last, _ = fit.at(index, sums.t[stop - 1])
+    first = fit.at(index, sums.t[start])[0]
+    last = fit.at(index, sums.t[stop - 1])[0]
     level_start, level_end = float(first) * scale + offset, float(last) * scale + offset
     if dof < 1 or abs(relative_change(level_start, level_end)) < min_magnitude:
         return None
@@ -458,7 +458,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
 
     size = series.size
     scale = noise_scale(series)
-    if not scale > 0:
+    if scale <= 0:
         # most differences are 0 (a value repeated, a quantised KPI, steps without noise): the plain
         # spread of the differences; nothing to find in a constant series
         scale = float(np.std(np.diff(series))) / math.sqrt(2) if size > 1 else 0.0
@@ -475,8 +475,8 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
     # the settled history: the newest min_size - 1 points cannot make a segment of their own yet (the
     # tail test below judges them), and a short last segment's line would bend to swallow them
     settled = size - (min_size - 1)
-    bar = penalty * math.log(size)
-    splits = propose(sums, settled, bar, min_size) if settled >= 2 * min_size else []
+    proposal_bar = penalty * math.log(size)
+    splits = propose(sums, settled, proposal_bar, min_size) if settled >= 2 * min_size else []
     changes = []
     while splits:
         found, fit = _jumps(sums, splits, settled)
@@ -484,7 +484,7 @@ def linear_segments(series, penalty, max_pvalue, newest_max_pvalue, min_magnitud
         for split, (left, right, z, gain) in zip(splits, found):
             before, after = left * scale + offset, right * scale + offset
             pvalue, change = _two_sided(z), abs(relative_change(before, after))
-            judged.append((pvalue > max_pvalue or change < min_magnitude or gain < bar * LOCAL_GAIN, pvalue, change,
+            judged.append((pvalue > max_pvalue or change < min_magnitude or gain < proposal_bar * LOCAL_GAIN, pvalue, change,
                            ChangePoint(split, before, after, pvalue, z)))
         if not any(failing for failing, _p, _c, _point in judged):
             changes = [point for _f, _p, _c, point in judged]

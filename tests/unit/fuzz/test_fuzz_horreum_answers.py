@@ -30,8 +30,8 @@ class Answers:
         return 200, {}, self.upload
 
 
-RUN = st.one_of(st.fixed_dictionaries({"description": st.one_of(st.just("perfscale.topsail run r1"), st.text(max_size=8),
-                                                                 JSON), "id": JSON}), JSON)
+DESCRIPTION = st.one_of(st.just("perfscale.topsail run r1"), st.text(max_size=8), JSON)
+RUN = st.one_of(st.fixed_dictionaries({"description": DESCRIPTION, "id": JSON}), JSON)
 LISTING = st.one_of(st.fixed_dictionaries({"runs": st.one_of(st.lists(RUN, max_size=3), JSON),
                                            "total": st.one_of(st.integers(-5, 10 ** 6), st.text(max_size=5), JSON)}),
                     JSON)

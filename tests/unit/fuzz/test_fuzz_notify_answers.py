@@ -170,7 +170,8 @@ def test_only_our_own_comment_and_thread_are_edited(stand_ins, pages, history):
     reset(github, slack, [(200, headers, page) for page, headers in pages], [(200, {}, history)])
     # the comments served can be edited (the stand-in finds them by id)
     github.comments[("team/project", 42)] = [dict(c) for c in served if isinstance(c, dict)
-                                             and type(c.get("id")) is int and isinstance(c.get("body"), str)]
+                                             and isinstance(c.get("id"), int) and not isinstance(c.get("id"), bool)
+                                             and isinstance(c.get("body"), str)]
     outcome, left = run_notify(github, slack)
     check_contract(outcome, left)
     ours = {c.get("id") for c in served if isinstance(c, dict) and isinstance(c.get("body"), str)

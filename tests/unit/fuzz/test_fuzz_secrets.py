@@ -11,8 +11,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import Se
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import client as llm_client
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError
 
-LINES = st.one_of(st.text(max_size=40), st.sampled_from(["ghp_0123456789abcdef", "# rotated 2024-05", "", "  ",
-                                                           "\t", "old-token-value"]))
+LINES = st.one_of(st.text(max_size=40),
+                  st.sampled_from(["ghp_0123456789abcdef", "# rotated 2024-05", "", "  ", "\t", "old-token-value"]))
 SEPARATORS = st.sampled_from(["\n", "\r\n", "\r", "\n\n", "\x0b", "\x85", "\u2028"])
 CONTENTS = st.one_of(st.binary(max_size=80),
                      st.tuples(st.lists(LINES, min_size=1, max_size=5), SEPARATORS).map(

@@ -122,8 +122,8 @@ def test_sqlite_history_of_any_store_documents(rows):
             for document in history + read:
                 checked(document)
             # every row read is either given or counted
-            assert len(read) + store.skipped.count() >= 1 + len(rows) - sum(1 for kind, *_rest in rows
-                                                                               if kind == "mark")
+            marks = sum(1 for kind, *_rest in rows if kind == "mark")
+            assert len(read) + store.skipped.count() >= 1 + len(rows) - marks
         finally:
             store.close()
 
@@ -169,8 +169,8 @@ class Answers:
         return {"hits": {"hits": self.hits}}
 
 
-HITS = st.lists(st.fixed_dictionaries({"_source": document_like()}, optional={"_id": st.one_of(st.text(max_size=4),
-                                                                                              JSON)}), max_size=6)
+HIT_IDS = st.one_of(st.text(max_size=4), JSON)
+HITS = st.lists(st.fixed_dictionaries({"_source": document_like()}, optional={"_id": HIT_IDS}), max_size=6)
 
 
 @given(hits=HITS)

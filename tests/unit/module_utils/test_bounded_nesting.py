@@ -37,7 +37,7 @@ else:
 
 def run_child(kind, text):
     return subprocess.run([sys.executable, "-c", CHILD % os.path.abspath(COLLECTIONS), kind], input=text,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.mark.parametrize("kind", ["config", "tree"])

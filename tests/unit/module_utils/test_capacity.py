@@ -548,7 +548,7 @@ def test_the_capacity_plan_command_writes_only_finite_non_negative_numbers(tmp_p
         numbers = [v for v in json.loads(written.read_text()).values()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)]
         assert numbers and all(math.isfinite(v) and v >= 0 for v in numbers), plan
-        assert json.dumps(plan, allow_nan=False) and message.split(":")[0] in ("feasible", "INFEASIBLE")
+        assert json.dumps(plan, allow_nan=False) and message.split(":", maxsplit=1)[0] in ("feasible", "INFEASIBLE")
     assert refusal(requests.serving_plan, {"model": LLAMA, "gpu_memory_gib": float("nan")}) == \
         "gpu_memory_gib nan: expected a positive number, at most 16384"
     assert refusal(requests.serving_plan, {"model_config": str(tmp_path / "absent.json"), "gpu": "NVIDIA-L4"}) == \

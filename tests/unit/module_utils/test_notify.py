@@ -245,8 +245,10 @@ def test_a_comments_page_of_another_shape_is_one_line(run_root, secrets, page, w
                                        "(spooled: the verdict stands)" % (github.url, words)]
 
 
-@pytest.mark.parametrize("history", [[{"metadata": "x"}], [{"metadata": {"event_type": "perfscale_pull_request",
-                                                                        "event_payload": "team/project#42"}}]])
+OUR_THREAD_METADATA = {"event_type": "perfscale_pull_request", "event_payload": "team/project#42"}
+
+
+@pytest.mark.parametrize("history", [[{"metadata": "x"}], [{"metadata": OUR_THREAD_METADATA}]])
 def test_a_slack_history_message_with_odd_metadata_is_not_our_thread(run_root, secrets, history):
     with serving(Slack(SLACK_TOKEN)) as slack:
         slack.faults.append((200, {}, {"ok": True, "messages": history}))
@@ -286,8 +288,8 @@ def test_githubs_record_survives_a_slack_failure(run_root, secrets):
     assert record["warnings"][0].startswith("notifications.slack: %s/api/conversations.history: " % slack.url)
 
 
-def test_an_unexpected_exception_of_a_notifier_is_one_line_and_the_others_still_deliver(run_root, secrets,
-                                                                                         monkeypatch):
+def test_an_unexpected_exception_of_a_notifier_is_one_line_and_the_others_still_deliver(
+        run_root, secrets, monkeypatch):
     class Broken:
         name, extra_headers = "github", {}
 

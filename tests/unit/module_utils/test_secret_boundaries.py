@@ -193,8 +193,8 @@ def everything_written(run_root, outcome, caplog, capsys):
     return texts
 
 
-def test_a_token_file_with_a_second_line_is_one_warning_naming_it_and_the_verdict_stands(tmp_path, run_root, caplog,
-                                                                                        capsys):
+def test_a_token_file_with_a_second_line_is_one_warning_naming_it_and_the_verdict_stands(
+        tmp_path, run_root, caplog, capsys):
     caplog.set_level(logging.DEBUG)
     environ = secrets_dir(tmp_path, github_token=GH_TOKEN + "\n# rotated 2024-05\n", slack_token=SLACK_TOKEN)
     with serving(GitHub(GH_TOKEN)) as github, serving(Slack(SLACK_TOKEN)) as slack:
@@ -510,4 +510,3 @@ def test_llm_load_token_file_is_one_value_and_goes_only_over_https_or_to_a_loopb
     assert orchestrate.build_settings({"url": "http://127.0.0.1:8000", "model": "m",
                                        "token_file": str(token_file)}).token == LLM_TOKEN
     assert orchestrate.build_settings({"url": "http://vllm.example.com:8000", "model": "m"}).token is None
-

@@ -188,7 +188,8 @@ def test_the_guard_raises_the_same_failure_with_its_text_masked():
     with pytest.raises(DomainError) as error:            # anything else becomes the client's one line
         with sec.SecretMask([two_lines]).guard(DomainError, keep=(DomainError,)):
             raise ValueError("Invalid header value %r" % ("Bearer " + two_lines).encode())   # http.client's words
-    assert type(error.value) is DomainError and str(error.value) == "Invalid header value b'Bearer ********'"
+    assert type(error.value) is DomainError  # pylint: disable=unidiomatic-typecheck
+    assert str(error.value) == "Invalid header value b'Bearer ********'"
     with pytest.raises(ConnectionResetError) as error:   # an OSError kept: its errno and masked text
         with mask.guard(DomainError, keep=(OSError,)):
             raise ConnectionResetError(104, "reset while sending %s" % TOKEN)

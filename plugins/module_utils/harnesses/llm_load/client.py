@@ -433,8 +433,8 @@ class HTTPConnection(asyncio.Protocol):
             return None
         if "error" in chunk:
             error = chunk["error"]
-            record.fail("stream_error", self._server_text(str(error.get("message", error) if isinstance(error, dict)
-                                                                else error), 200))
+            message = error.get("message", error) if isinstance(error, dict) else error
+            record.fail("stream_error", self._server_text(str(message), 200))
             return None
         choices = chunk.get("choices")
         usage = chunk.get("usage")

@@ -463,7 +463,8 @@ def test_stage_headline_is_in_milliseconds_and_per_second():
         input_token_throughput=summary.input_token_throughput, output_token_throughput=summary.output_token_throughput,
         total_token_throughput=summary.total_token_throughput, measured_duration_s=summary.duration,
         output_tokens_mean=summary.output_length["mean"], input_tokens_mean=11.0, usage_reported_requests=2,
-        short_outputs=3, short_output_share=1.0, short_output_basis={"chunks": 1, "usage": 2}, client_bound=False, client_bound_reasons=[], client_bound_threshold_p99_ms=5.0, client_cpu_utilization=0.25)
+        short_outputs=3, short_output_share=1.0, short_output_basis={"chunks": 1, "usage": 2}, client_bound=False,
+        client_bound_reasons=[], client_bound_threshold_p99_ms=5.0, client_cpu_utilization=0.25)
     assert headline == expected
     # spot checks by hand
     assert headline["ttft_mean_ms"] == pytest.approx(15.0) and headline["ttft_max_ms"] == pytest.approx(20.0)
