@@ -5,14 +5,14 @@
 
 vLLM's memory profile changed between releases: the V1 engine of 0.10 and 0.11 logs 4.8-7.4 GiB of
 activation for models that 0.19 profiles in 1.9-2.9 GiB (its sampler's dummy pass over ``max_num_seqs``
-rows of float32 logits keeps about 9.7 copies of them where 0.19 keeps 3.8), and books less memory as
+rows of float32 logits keeps about 9.7 copies of them where 0.19 keeps 3.8, as fitted on their logs), and books less memory as
 "non-torch" with tensor parallelism (0.55 GiB where 0.19 books 2.1). A plan made with the wrong line
 promises KV cache that does not exist, so the planner is told the release (``vllm_version``) and
 refuses a line it has no calibration for.
 
 ``release_line(text)`` reads ``0.10``, ``0.10.2``, ``v0.11.0``, ``0.11.0rc1``, ``0.11.0+cu128`` as their
-release line (major.minor); ``calibration(text)`` is that line's ``Calibration`` (the default line when
-``text`` is None or empty), or one CapacityError line naming the calibrated lines. The figures and the
+release line (major.minor); ``calibration(text)`` is ``(line, Calibration, statement)`` of that line (the
+default line when ``text`` is None or empty), or one CapacityError line naming the calibrated lines. The figures and the
 logs they were fitted on: ``benchmarks/results/capacity_vllm_measured.json`` (each log's URL), the
 fit and the errors per line: ``benchmarks/results/capacity_validation.md``.
 """
