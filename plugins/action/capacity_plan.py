@@ -24,6 +24,8 @@ ARGUMENT_SPEC = dict(
     dtype=dict(type="str", default="auto"),
     quantization=dict(type="str"),
     online=dict(type="bool", default=True),
+    # raw: a YAML number (0.10 read as 0.1) is refused with a hint to quote it, not turned into "0.1"
+    vllm_version=dict(type="raw"),
 )
 
 

@@ -23,6 +23,8 @@ description:
     number that is not finite or out of its range (O(gpu_memory_gib) C(nan), a negative
     C(sliding_window)), a C(config.json) field of the wrong type, a C(config.json) that is not UTF-8
     JSON or not a regular file. No plan ever holds a number that is not finite or is negative.
+  - The activation and non-torch terms depend on vLLM's release (O(vllm_version)); every plan states the
+    release line it was calibrated on.
   - The memory model and its validation against vLLM's logged figures are in docs/capacity.md.
   - Runs on the controller (action plugin); the Hub is only asked when the table lacks the model and
     O(online) is true (C(HF_TOKEN) from the environment for a gated model, never shown).
@@ -77,6 +79,15 @@ options:
     description: Ask the Hugging Face Hub for a C(config.json) the collection's table lacks.
     type: bool
     default: true
+  vllm_version:
+    description:
+      - The vLLM release that will serve (C(0.11), C(0.10.2), C(v0.11.0)); its release line selects the
+        calibration of the activation and non-torch terms, which changed between releases.
+      - Calibrated lines - C(0.10) and C(0.11) (one calibration), C(0.19). Omitted, the plan is made for the
+        newest calibrated line and says so (C(calibrated on vLLM 0.19 (default; set vllm_version to yours))).
+      - A line without a calibration fails in one line naming the calibrated ones (docs/capacity.md says what
+        to do then); give it as text (YAML reads C(0.10) as the number 0.1).
+    type: raw
 extends_documentation_fragment:
   - perfscale.topsail.action_attributes
 attributes:
@@ -95,6 +106,7 @@ EXAMPLES = r"""
     gpu: NVIDIA-H100-80GB-HBM3
     tensor_parallel_size: 2
     max_model_len: 32768
+    vllm_version: "0.11"
   register: plan
 """
 
@@ -108,7 +120,8 @@ plan:
     - C(feasible), C(reason) (one line), per GPU C(weights_gib), C(activation_gib), C(non_torch_gib),
       C(kv_cache_gib), C(kv_cache_bytes_per_token), C(max_tokens_in_kv_cache),
       C(max_concurrent_sequences_at_max_model_len), C(warnings), the parameter counts and where the
-      model's config and the GPU's memory came from.
+      model's config and the GPU's memory came from; C(vllm_version) (the release line planned for) and
+      C(calibration) (C(calibrated on vLLM 0.19 (default; set vllm_version to yours))).
   returned: success
   type: dict
 """

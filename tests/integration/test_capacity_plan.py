@@ -42,3 +42,25 @@ def test_capacity_plan_feasible_infeasible_and_bad_input(tmp_path):
                   "-e", "gpu=NVIDIA-L40S", "-e", "tensor_parallel_size=3")
     assert run.returncode != 0
     assert "tensor_parallel_size 3 does not divide the model's 32 attention heads (vLLM refuses it)" in run.flat
+
+
+def test_capacity_plan_by_vllm_release(tmp_path):
+    # without vllm_version the plan and the answer say which release it was calibrated on
+    run = toolbox(tmp_path / "a", "-e", "command='capacity plan'", "-e", "model=Qwen/Qwen3-32B",
+                  "-e", "gpu_memory_gib=79.18", "-e", "max_model_len=16000")
+    assert run.returncode == 0, run.output
+    plan = json.loads((tmp_path / "a" / "000__capacity__plan" / "capacity_plan.json").read_text())
+    assert plan["vllm_version"] == "0.19" and plan["calibration"] == \
+        "calibrated on vLLM 0.19 (default; set vllm_version to yours)"
+    assert "(calibrated on vLLM 0.19 (default; set vllm_version to yours))" in run.flat
+    # vLLM 0.11 logged 4.45 GiB of KV cache for this model on one H100 (llm-d-planner's 0.11.0 table)
+    run = toolbox(tmp_path / "b", "-e", "command='capacity plan'", "-e", "model=Qwen/Qwen3-32B",
+                  "-e", "gpu_memory_gib=79.18", "-e", "max_model_len=16000", "-e", "vllm_version=v0.11.0")
+    assert run.returncode == 0, run.output
+    plan = json.loads((tmp_path / "b" / "000__capacity__plan" / "capacity_plan.json").read_text())
+    assert plan["vllm_version"] == "0.11" and 4.3 < plan["kv_cache_gib"] < 4.6
+    run = toolbox(tmp_path / "c", "-e", "command='capacity plan'", "-e", "model=Qwen/Qwen3-32B",
+                  "-e", "gpu_memory_gib=79.18", "-e", "vllm_version=0.14.1")
+    assert run.returncode != 0
+    assert "vllm_version 0.14.1: release line 0.14 is not calibrated; calibrated lines: 0.10, 0.11, 0.19" in run.flat
+    assert "Traceback" not in run.output

@@ -19,6 +19,8 @@ Each term here (docs/capacity.md gives the formula of each and where its constan
 - ``activation_peak``: the profile's forward pass (MLP or experts' intermediate tensors, attention
   projections, residual stream) and its sampler pass (float32 logits over the vocabulary);
 - ``non_torch``: a constant per tensor-parallel size, fitted on vLLM's logged figures;
+- the activation's sampler term and ``non_torch`` depend on vLLM's release: ``vllm_versions`` holds them per
+  calibrated release line (``vllm_version``; default the newest, which every plan states);
 - the KV cache's bytes per token: ``2 x layers x kv_heads_per_rank x head_dim x bytes`` (keys and
   values), or ``layers x (kv_lora_rank + rope_dim) x bytes`` for multi-head latent attention (DeepSeek),
   which every rank keeps whole. Layers with a sliding window need at most the window per sequence.
@@ -33,6 +35,7 @@ import copy
 import math
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import architectures
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import vllm_versions
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
 
 GIB = float(2 ** 30)
@@ -42,13 +45,9 @@ DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 LARGE_GPU_GIB = 70
 DEFAULT_BATCHED_TOKENS = {True: 8192, False: 2048}
 DEFAULT_MAX_NUM_SEQS = {True: 1024, False: 256}
-# memory outside PyTorch's allocator: cuBLAS workspaces alone on one GPU; NCCL's and the custom
-# all-reduce's buffers with tensor parallelism (fitted on the measured cases, docs/capacity.md)
-NON_TORCH_GIB = {1: 0.25}
-NON_TORCH_TP_GIB = 1.85
-# the sampler's float32 copies of the logits of max_num_seqs rows (logits, their softmax, a sorted copy
-# for top-p/top-k, ...): fitted on the measured cases whose peak is the sampler's (large vocabularies)
-SAMPLER_COPIES = 3.8
+# memory outside PyTorch's allocator (cuBLAS workspaces alone on one GPU; NCCL's and the custom all-reduce's
+# buffers with tensor parallelism) and the sampler's float32 copies of the logits of max_num_seqs rows
+# (logits, their softmax, a sorted copy for top-p/top-k, ...): per vLLM release line, vllm_versions.CALIBRATIONS
 # below this much memory outside gpu_memory_utilization, a large sampler warm-up is flagged (see headroom_warnings)
 HEADROOM_GIB = 4.0
 SAMPLER_WARN_GIB = 2.5
@@ -64,7 +63,7 @@ class ServingRequest:
 
     def __init__(self, shape, gpu_memory_gib, tensor_parallel_size=1, pipeline_parallel_size=1, max_model_len=None,
                  max_num_seqs=None, max_num_batched_tokens=None, gpu_memory_utilization=None, kv_cache_dtype=None,
-                 dtype=None, quantization=None):
+                 dtype=None, quantization=None, vllm_version=None):
         self.shape = shape = copy.copy(shape)  # the request's dtype and quantization are its own
         if quantization:
             shape.quantization = architectures.quantization_for(quantization)
@@ -96,6 +95,7 @@ class ServingRequest:
                                 % (architectures.shown(kv_cache_dtype), ", ".join(KV_DTYPES)))
         self.kv_cache_dtype = kv
         self.kv_bytes = KV_DTYPES[kv] or shape.dtype_bytes
+        self.vllm_line, self.calibration, self.calibration_statement = vllm_versions.calibration(vllm_version)
         self._check_parallelism()
 
     def _check_parallelism(self):
@@ -171,9 +171,10 @@ def weights_bytes_per_gpu(shape, tp=1, pp=1):
     return stages["layers"] + max(stages["first"], stages["last"])
 
 
-def activation_bytes_per_gpu(shape, tp, batched_tokens, max_num_seqs):
+def activation_bytes_per_gpu(shape, tp, batched_tokens, max_num_seqs, calibration=vllm_versions.V0_19):
     """The activation peak of vLLM's profile run: forward pass of ``batched_tokens`` tokens, or the
-    sampler's float32 logits of ``max_num_seqs`` rows, whichever is larger."""
+    sampler's float32 logits of ``max_num_seqs`` rows (``calibration.sampler_copies`` of them), whichever
+    is larger."""
     b = shape.dtype_bytes
     h = shape.hidden_size
     attention = (shape.num_heads + 2 * shape.num_kv_heads) * shape.head_dim / float(tp) if not shape.mla else \
@@ -188,12 +189,12 @@ def activation_bytes_per_gpu(shape, tp, batched_tokens, max_num_seqs):
     else:
         feed_forward = 3 * shape.intermediate_size / float(tp)
     forward = batched_tokens * b * (feed_forward + 4 * h + attention)
-    sampler = max_num_seqs * shape.vocab_size * 4.0 * SAMPLER_COPIES
+    sampler = max_num_seqs * shape.vocab_size * 4.0 * calibration.sampler_copies
     return max(forward, sampler)
 
 
-def non_torch_gib(tp):
-    return NON_TORCH_GIB.get(tp, NON_TORCH_GIB[1] + NON_TORCH_TP_GIB)
+def non_torch_gib(tp, calibration=vllm_versions.V0_19):
+    return calibration.non_torch(tp)
 
 
 def kv_cache_bytes_per_token(shape, kv_bytes, tp=1, pp=1, layers=None):
@@ -210,7 +211,7 @@ def headroom_warnings(request, shape):
     dummy requests) after the KV cache took its share, in the memory ``gpu_memory_utilization`` leaves out;
     vLLM 0.19 ran out of memory there with gpt-oss at 0.95 (benchmarks/results/capacity_validation.md)."""
     headroom = request.gpu_memory_gib * (1 - request.gpu_memory_utilization)
-    sampler = request.max_num_seqs * shape.vocab_size * 4.0 * SAMPLER_COPIES / GIB
+    sampler = request.max_num_seqs * shape.vocab_size * 4.0 * request.calibration.sampler_copies / GIB
     if headroom < HEADROOM_GIB and sampler > SAMPLER_WARN_GIB:
         return ["%.1f GiB left outside gpu_memory_utilization %.2f for the CUDA context, CUDA graphs and the sampler's "
                 "warm-up (%.1f GiB for %d sequences over a %d-token vocabulary): vLLM may run out of memory after "
@@ -230,8 +231,9 @@ def plan(request):
     total = request.gpu_memory_gib * GIB
     usable = total * request.gpu_memory_utilization
     weights = weights_bytes_per_gpu(shape, tp, pp)
-    activation = activation_bytes_per_gpu(shape, tp, request.max_num_batched_tokens, request.max_num_seqs)
-    non_torch = non_torch_gib(tp) * GIB
+    activation = activation_bytes_per_gpu(shape, tp, request.max_num_batched_tokens, request.max_num_seqs,
+                                          request.calibration)
+    non_torch = non_torch_gib(tp, request.calibration) * GIB
     kv_cache = usable - weights - activation - non_torch
     per_token = kv_cache_bytes_per_token(shape, request.kv_bytes, tp, pp)
     layers = math.ceil(shape.num_layers / float(pp))
@@ -267,6 +269,8 @@ def plan(request):
         "kv_cache_bytes_per_token": int(per_token),
         "max_tokens_in_kv_cache": max_tokens,
         "max_concurrent_sequences_at_max_model_len": round(concurrent, 2),
+        "vllm_version": request.vllm_line,
+        "calibration": request.calibration_statement,
     }
     if weights > usable:
         reason = ("the weights need %.1f GiB per GPU, more than the %.1f GiB vLLM may use (%.2f x %.1f GiB): more "

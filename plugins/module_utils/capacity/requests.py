@@ -19,6 +19,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import models
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import placement
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import training
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import vllm_versions
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_engine
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
@@ -105,7 +106,7 @@ class ServingRequest:
     def gpus(self, settings):
         return _number(settings, "gpu_count", 1), _number(settings, "replicas", 1)
 
-    def memory_plan(self, settings, shape, gpu_memory_gib):
+    def memory_plan(self, settings, shape, gpu_memory_gib, vllm_version=None):
         options = vllm_options(settings.get("runtime_args"))
         gpu_count, _replicas = self.gpus(settings)
         pp = options.get("pipeline_parallel_size", 1)
@@ -118,7 +119,7 @@ class ServingRequest:
             max_model_len=options.get("max_model_len"), max_num_seqs=options.get("max_num_seqs"),
             max_num_batched_tokens=options.get("max_num_batched_tokens"),
             gpu_memory_utilization=options.get("gpu_memory_utilization"), kv_cache_dtype=options.get("kv_cache_dtype"),
-            dtype=options.get("dtype"), quantization=options.get("quantization"))
+            dtype=options.get("dtype"), quantization=options.get("quantization"), vllm_version=vllm_version)
         return memory.plan(request)
 
 
@@ -131,7 +132,8 @@ class TrainingRequest:
     def gpus(self, settings):
         return _number(settings, "gpu", 1), _number(settings, "pod_count", 1)
 
-    def memory_plan(self, settings, shape, gpu_memory_gib):
+    def memory_plan(self, settings, shape, gpu_memory_gib, vllm_version=None):  # pylint: disable=unused-argument
+        # vllm_version: a fine-tuning job does not run vLLM
         per_pod, pods = self.gpus(settings)
         hyper = _mapping(settings.get("hyper_parameters"), "hyper_parameters")
         return training.plan(shape, gpu_memory_gib, per_pod * pods,
@@ -163,11 +165,11 @@ def serving_plan(args):
         pipeline_parallel_size=args.get("pipeline_parallel_size", 1), max_model_len=args.get("max_model_len"),
         max_num_seqs=args.get("max_num_seqs"), max_num_batched_tokens=args.get("max_num_batched_tokens"),
         gpu_memory_utilization=args.get("gpu_memory_utilization"), kv_cache_dtype=args.get("kv_cache_dtype"),
-        dtype=args.get("dtype"), quantization=args.get("quantization"))
+        dtype=args.get("dtype"), quantization=args.get("quantization"), vllm_version=args.get("vllm_version"))
     plan = memory.plan(request)
     plan.update(model_id=models.model_id(args.get("model")) if args.get("model") else None,
                 model_config_source=provenance, gpu=args.get("gpu"), gpu_memory_source=gpu_source)
-    return plan, "%s: %s" % ("feasible" if plan["feasible"] else "INFEASIBLE", plan["reason"])
+    return plan, "%s: %s (%s)" % ("feasible" if plan["feasible"] else "INFEASIBLE", plan["reason"], plan["calibration"])
 
 
 # how a point of a flow asks for GPUs and memory (tests.<flow>.benchmark.capacity.request)
@@ -191,6 +193,12 @@ class PointPlanner:
         self.settings_key = settings_key
         self.nodes = nodes
         self.online = options.get("online", True) if online is None else online
+        self.vllm_version = options.get("vllm_version")
+        if self.request.name == ServingRequest.name:
+            try:   # an uncalibrated release is refused before any point is planned
+                vllm_versions.calibration(self.vllm_version)
+            except CapacityError as exc:
+                raise CapacityError("capacity.%s" % exc) from None
         self._load = model_loader
         self._shapes = {}
 
@@ -250,7 +258,7 @@ class PointPlanner:
         verdict["gpu_product"] = product
         if per_pod > 0 and gpu_memory_gib:
             shape, provenance, source = self._model(config)
-            plan = self.request.memory_plan(point, shape, gpu_memory_gib)
+            plan = self.request.memory_plan(point, shape, gpu_memory_gib, self.vllm_version)
             plan.update(gpu=product, gpu_memory_source=how, model_id=source, model_config_source=provenance)
             verdict["memory"] = plan
             if not plan["feasible"]:

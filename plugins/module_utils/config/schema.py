@@ -125,6 +125,9 @@ def benchmark_model():
         check_placement: bool = True
         # fetch a config.json from the Hugging Face Hub when the shipped table lacks the model
         online: bool = True
+        # the vLLM release that serves the points ("0.11", "v0.10.2"): the calibration of its release line
+        # (capacity/vllm_versions.py); null: the newest calibrated line, stated in every plan
+        vllm_version: Optional[str] = None
 
     class KubernetesExecutor(pydantic.BaseModel):
         """executor: kubernetes: each point is a Job (see executors/kubernetes.py)."""

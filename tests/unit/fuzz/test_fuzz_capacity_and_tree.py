@@ -84,7 +84,11 @@ CHANGES = st.dictionaries(CONFIG_KEYS, VALUES, max_size=4).flatmap(
 REQUEST = st.fixed_dictionaries({}, optional={
     "tensor_parallel_size": NUMBERS, "pipeline_parallel_size": NUMBERS, "max_model_len": NUMBERS,
     "max_num_seqs": NUMBERS, "max_num_batched_tokens": NUMBERS, "gpu_memory_utilization": NUMBERS,
-    "kv_cache_dtype": VALUES, "dtype": VALUES, "quantization": VALUES})
+    "kv_cache_dtype": VALUES, "dtype": VALUES, "quantization": VALUES,
+    # a vLLM release: calibrated, uncalibrated, a YAML number, anything
+    "vllm_version": st.one_of(VALUES, st.sampled_from(["0.10", "v0.11.0", "0.19.1rc1", "0.14", "0.6.3", "0.1"]),
+                              st.from_regex(r"[vV]?[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?[a-z0-9+.]{0,6}",
+                                            fullmatch=True))})
 
 
 @given(model_id=st.sampled_from(sorted(model_table.MODELS)), changes=CHANGES,

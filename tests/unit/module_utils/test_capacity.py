@@ -17,6 +17,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import placement
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import requests
 from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import training
+from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import vllm_versions
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import CapacityError
 
@@ -557,7 +558,7 @@ def test_the_capacity_plan_command_writes_only_finite_non_negative_numbers(tmp_p
 
 def test_a_plan_that_would_hold_a_number_not_finite_is_refused_naming_it(monkeypatch):
     # the inputs' checks keep every result finite; the last guard names a number that is not, were a constant wrong
-    monkeypatch.setattr(memory, "NON_TORCH_GIB", {1: float("nan")})
+    monkeypatch.setattr(vllm_versions.V0_19, "non_torch_gib", float("nan"))
     assert refusal(memory.plan, memory.ServingRequest(shape(LLAMA), 79.19)) == \
         "capacity plan: non_torch_gib came out nan; expected a finite number, not negative (an input outside what " \
         "the planner models)"
