@@ -25,7 +25,6 @@ import argparse
 import datetime
 import importlib
 import importlib.util
-import json
 import math
 import os
 import platform
@@ -362,13 +361,16 @@ def run_llm(backend, model, artifacts, duration):
                    "--output-tokens", "32", "--output", os.path.join(artifacts, "llm_load"), "--server-name", backend]
         done = subprocess.run(harness, cwd=REPO, capture_output=True, text=True, check=False,
                               env=dict(os.environ, PYTHONPATH=COLLECTIONS))
+        bounded = collection().bounded_input
         try:
-            document = json.loads(done.stdout)
-        except ValueError:
-            tail = _one_line(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no output")
+            document = bounded.load_json(done.stdout, "the LLM load harness's stdout")
+            result = document.get("@result") or {}
+            if not isinstance(result, dict):
+                raise bounded.InputError("@result is not an object")
+        except (bounded.InputError, AttributeError) as exc:
+            tail = _one_line(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else exc)
             return {"skipped": "LLM load: the harness exited %d without its document: %s" % (done.returncode, tail),
                     "where": where}
-        result = document.get("@result") or {}
         return {"backend": backend, "where": where, "exit_status": done.returncode,
                 "summary": {key: result.get(key) for key in LLM_KEYS}}
     finally:
@@ -430,19 +432,24 @@ def _number(value, fmt="%.1f"):
     return "n/a" if value is None else fmt % value
 
 
+def _cell(value):
+    """A value from the run's files as one table cell: one line, no column separator."""
+    return "n/a" if value is None else _one_line(value).replace("|", "/")
+
+
 def _field(gpu, paths):
     values = []
     for path in paths:
         value = gpu
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        values.append("n/a" if value is None else str(value))
+        values.append(_cell(value))
     return " / ".join(values)
 
 
 def render_report(result):
     """The Markdown report of one check (a pure function of ``result``)."""
-    lines = ["# GPU check: %s" % result["product"], "",
+    lines = ["# GPU check: %s" % _cell(result["product"]), "",
              "Recorded by `make gpu-check` (tools/gpu_check.py) on %s. The collection's numbers come from "
              "`ansible-playbook playbooks/benchmark.yml -e preset=%s` (artifacts: `%s`, exit status %s); the "
              "reference is the loop-GEMM of tools/gpu_check.py: %d warm-up products, then %d timings of N "
@@ -461,11 +468,11 @@ def render_report(result):
               "|---:|---|---:|---:|---:|---|---:|---:|---:|---|"]
     for row in result["rows"]:
         agreement = "agrees" if row["agree"] else ("DISAGREES" if row["ratio"] is not None else "n/a")
-        note = "; ".join(text for text in (row["error"], row["peak_note"]) if text)
+        note = "; ".join(_cell(text) for text in (row["error"], row["peak_note"]) if text)
         lines.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["size"], row["dtype"], _number(row["collection_tflops"]), _number(row["reference_tflops"]),
             _number(row["ratio"], "%.3f"), agreement, _number(row["peak_tflops"], "%g"),
-            _number(row["collection_pct"]), _number(row["reference_pct"]), note.replace("|", "/")))
+            _number(row["collection_pct"]), _number(row["reference_pct"]), note))
     lines += ["", "## GPU inventory (nvidia-smi -q -x, as capture_environment types it)", ""]
     gpus = result.get("gpus")
     if not gpus:
@@ -483,12 +490,11 @@ def render_report(result):
     else:
         lines += ["Server: %s; harness exit status %s; concurrency 2 for %g s, 64 prompt tokens, 32 output tokens."
                   % (llm["where"], llm["exit_status"], result["llm_duration"]), "", "| metric | value |", "|---|---:|"]
-        lines += ["| %s | %s |" % (key, "n/a" if value is None else (("%.3g" % value) if isinstance(value, float)
-                                                                     else value))
+        lines += ["| %s | %s |" % (key, ("%.3g" % value) if isinstance(value, float) else _cell(value))
                   for key, value in llm["summary"].items()]
     versions = result["versions"]
     lines += ["", "## Versions", "", "| component | version |", "|---|---|"]
-    lines += ["| %s | %s |" % (name, "n/a" if versions.get(name) is None else versions[name])
+    lines += ["| %s | %s |" % (name, _cell(versions.get(name)))
               for name in ("NVIDIA driver", "CUDA (driver)", "CUDA (torch)", "torch", "Python", "collection",
                            "collection commit")]
     return "\n".join(lines) + "\n"

@@ -442,3 +442,13 @@ def test_the_whole_check_on_a_fake_gpu_writes_the_report(tool, tmp_path, monkeyp
     assert out.splitlines()[-1] == ("gpu-check: %s written; 8 of 12 points agree within 10 %%; playbook exit status "
                                     "0; LLM load: skipped (--llm none)" % (results / "gpu-nvidia-h200.md"))
     assert os.listdir(results) == ["gpu-nvidia-h200.md"]
+
+
+def test_values_from_the_run_stay_in_their_table_cell(tool):
+    gpu = typed_gpu("NVIDIA H200 | evil\n# heading")
+    text = tool.render_report(fake_result(
+        gpus=[gpu], llm={"backend": "vllm", "where": "vLLM", "exit_status": 0,
+                         "summary": {"client_bound": "yes |\n| injected | row"}}))
+    assert "| product | NVIDIA H200 / evil # heading |" in text.splitlines()
+    assert "| client_bound | yes / / injected / row |" in text.splitlines()
+    assert "\n# heading" not in text and "| injected |" not in text
