@@ -12,7 +12,7 @@ figure: where the source gives only a "with sparsity" figure, half of it (``halv
 ``confirmed`` is True when the figure was checked against the source's own words (the vendor's
 page, datasheet or whitepaper, or a verbatim copy of it: ``checked`` says which); a figure that
 could not be checked has ``confirmed: False`` and ``unconfirmed`` says why - the efficiency built on
-it says so in its reason. docs/benchmarking.md ("The peak table and its sources") lists what was
+it says so in its reason. docs/gpu-check.md ("The peak table and its sources") lists what was
 checked where.
 
 The peak a matrix product of a dtype can reach (``peaks``, derived from the figures) is taken:
