@@ -143,6 +143,14 @@ integration: setup-test
 mutation: setup
 	$(BIN)/python tools/mutation.py
 
+# on a machine with an NVIDIA GPU (and a CUDA build of torch in .venv): the gpu_matmul preset against an
+# independent loop-GEMM, the peak table, the inventory, the LLM load harness on a local server, written to
+# benchmarks/results/gpu-<product>.md (tools/gpu_check.py, docs/gpu-check.md); without a GPU one line, status 3
+GPU_CHECK_ARGS ?=
+.PHONY: gpu-check
+gpu-check: setup
+	$(BIN)/python tools/gpu_check.py $(GPU_CHECK_ARGS)
+
 # every benchmark with a goal at a smaller size, one line per goal (a few minutes; results in benchmarks/results/quick)
 bench-quick: setup
 	cd benchmarks && ../$(BIN)/python quick.py

@@ -45,7 +45,7 @@ def test_dense_peaks_per_product_and_dtype(name, dtype, tflops, halved):
     entry, reason = gp.peak(name, dtype)
     assert reason is None
     assert entry["tflops"] == pytest.approx(tflops) and entry["halved"] is halved
-    assert entry["source"].startswith("https://www.") and entry["figure"]
+    assert entry["source"].startswith("https://") and entry["figure"]
 
 
 def test_every_entry_of_the_table_has_a_source_and_a_positive_dense_peak():
@@ -55,6 +55,58 @@ def test_every_entry_of_the_table_has_a_source_and_a_positive_dense_peak():
         for dtype, entry in spec["peaks"].items():
             assert dtype in gp.DTYPES, (product, dtype)
             assert entry["tflops"] > 0 and ("sparsity" in entry["figure"]) >= entry["halved"], (product, dtype)
+
+
+def test_every_figure_has_its_source_url_its_printed_words_and_is_confirmed_or_says_why_not():
+    """Each figure as its source prints it: the URL, the number in the source's words, the dense value
+    derived from it (halved when "with sparsity"), and either confirmed or an explicit unconfirmed reason."""
+    for product, spec in gp.PRODUCTS.items():
+        assert spec["checked"].strip(), product                       # how the figures were checked
+        assert set(spec["figures"]) <= set(gp.FIGURE_KEYS) and spec["figures"], product
+        for key, entry in spec["figures"].items():
+            where = (product, key)
+            assert entry["source"].startswith("https://") and " " not in entry["source"], where
+            assert entry["confirmed"] in (True, False), where
+            assert entry["confirmed"] == (entry["unconfirmed"] is None), where
+            if not entry["confirmed"]:
+                assert entry["unconfirmed"].strip(), where
+            printed = entry["printed"]
+            assert format(printed, ",g") in entry["figure"] or format(printed, "g") in entry["figure"], where
+            assert entry["unit"] in gp.UNITS and entry["unit"] in entry["figure"], where
+            dense = entry["tops" if key == "int8" else "tflops"]
+            assert dense == pytest.approx(printed * gp.UNITS[entry["unit"]] / (2 if entry["halved"] else 1)), where
+            assert ("sparsity" in entry["figure"].lower()) >= entry["halved"], where
+        # the peak a product is compared with is one of its figures: FP64 on the Tensor Core / Matrix unit
+        for dtype, entry in spec["peaks"].items():
+            expected = (spec["figures"].get("fp64_tensor") or spec["figures"]["fp64"]) if dtype == "fp64" \
+                else spec["figures"][dtype]
+            assert entry is expected, (product, dtype)
+
+
+@pytest.mark.parametrize("product,key,printed,unit,dense", [
+    ("H100 SXM", "fp64", 34, "teraFLOPS", 34), ("H100 SXM", "int8", 3958, "TOPS", 1979),
+    ("H100 PCIe", "fp8", 3026, "teraFLOPS", 1513), ("H100 NVL", "tf32", 835, "teraFLOPS", 417.5),
+    ("H200 NVL", "fp64_tensor", 60, "teraFLOPS", 60), ("H200 SXM", "int8", 3958, "TFLOPS", 1979),
+    ("A100 PCIe 40GB", "fp64", 9.7, "TFLOPS", 9.7), ("A100 SXM 80GB", "int8", 624, "TOPS", 624),
+    ("L40S", "fp8", 733, "teraFLOPS", 733), ("L4", "fp8", 485, "teraFLOPs", 242.5),
+    ("B200", "tf32", 2.2, "PFLOPS", 1100), ("B200", "int8", 9, "POPS", 4500),
+    ("MI300X", "fp64", 81.7, "TFLOPS", 81.7), ("MI300X", "tf32", 653.7, "TFLOPS", 653.7),
+])
+def test_figures_as_their_sources_print_them(product, key, printed, unit, dense):
+    entry = gp.PRODUCTS[product]["figures"][key]
+    assert (entry["printed"], entry["unit"]) == (printed, unit)
+    assert entry["tops" if key == "int8" else "tflops"] == pytest.approx(dense)
+
+
+def test_an_efficiency_built_on_an_unconfirmed_figure_says_so_in_its_reason(monkeypatch):
+    peaks = dict(gp.PRODUCTS["L4"]["peaks"])
+    peaks["bf16"] = dict(peaks["bf16"], confirmed=False, unconfirmed="not found in any copy of the L4 datasheet")
+    monkeypatch.setitem(gp.PRODUCTS, "L4", dict(gp.PRODUCTS["L4"], peaks=peaks))
+    result = gp.efficiency(60_500.0, "NVIDIA L4", "bfloat16")
+    assert result["value"] == pytest.approx(0.5)
+    assert result["reason"] == ("the L4 bf16 peak (121 TFLOP/s) is unconfirmed: not found in any copy of the "
+                                "L4 datasheet")
+    assert gp.efficiency(60_500.0, "NVIDIA L4", "float16")["reason"] is None      # a confirmed figure
 
 
 @pytest.mark.parametrize("name,product", [
