@@ -22,7 +22,7 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := -m pip install --quiet --no-compile
 
-.PHONY: setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick mutation clean help kube-clients kubesim ee-context
+.PHONY: gpu-check setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick mutation clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-quick  every benchmark goal at a smaller size, one line per goal (a few minutes)"
 	@echo "make mutation  mutation testing of the core modules, scores per module (tools/mutation.py)"
 	@echo "make ee-context  write the execution environment's build context in build/ee-context (offline)"
+	@echo "make gpu-check  on a machine with an NVIDIA GPU: gpu_matmul against an independent GEMM, report in benchmarks/results"
 
 setup: $(STAMP) $(LINK)
 
