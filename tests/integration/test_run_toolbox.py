@@ -1,11 +1,15 @@
 """run_toolbox.py, the reference's command line, end to end on this machine (the cluster commands:
 tests/cluster/test_run_toolbox.py), and the toolbox's help in the user's words."""
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 
 import yaml
 
-from helpers import run_playbook, run_toolbox, tree
+from helpers import BIN, REPO, ansible_env, run_playbook, run_toolbox, tree
 
 MARKUP = re.compile(r"(?<![A-Za-z0-9_])(RV|[CIBMUVOELP])\(")
 
@@ -81,3 +85,43 @@ def test_help_at_each_level_in_the_user_s_words(tmp_path):
     assert ("  inference_service_name (str, optional): (new) Load the InferenceService (or LLMInferenceService) of "
             "this name - its `status.url` - when `url` is empty") in playbook.output
     assert "llm_load_run_" not in playbook.output and not MARKUP.search(playbook.output), playbook.output
+
+
+def test_run_toolbox_of_an_installed_collection_and_of_a_copy_elsewhere(tmp_path):
+    galaxy = os.path.join(BIN, "ansible-galaxy")
+    built = subprocess.run([galaxy, "collection", "build", "--output-path", str(tmp_path), REPO], capture_output=True,
+                           text=True, check=False, cwd=REPO)
+    assert built.returncode == 0, built.stdout + built.stderr
+    collections = tmp_path / "collections"
+    env = ansible_env({"ANSIBLE_COLLECTIONS_PATH": str(collections)})
+    for name in ("ANSIBLE_CONFIG", "ANSIBLE_ROLES_PATH"):
+        env.pop(name)
+    installed = subprocess.run([galaxy, "collection", "install", "--offline", "--no-deps", "--force", "-p",
+                                str(collections), str(next(tmp_path.glob("perfscale-topsail-*.tar.gz")))],
+                               capture_output=True, text=True, check=False, cwd=str(tmp_path), env=env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    script = collections / "ansible_collections" / "perfscale" / "topsail" / "run_toolbox.py"
+
+    def run(path, *args, environ=env):
+        done = subprocess.run([sys.executable, str(path)] + list(args), capture_output=True, text=True, check=False,
+                              cwd=str(tmp_path), env=environ)
+        return done, done.stdout + done.stderr
+
+    done, output = run(script, "host", "capture_environment", "--nogpu", "--", "-e",
+                       "artifact_dir=%s" % (tmp_path / "run"))
+    assert done.returncode == 0, output
+    params = yaml.safe_load((tmp_path / "run" / "000__host__capture_environment" / "_params.yaml").read_text())
+    assert params["gpu"] is False
+    # a copy elsewhere finds the collection with ansible-galaxy
+    copy = tmp_path / "bin" / "run_toolbox.py"
+    copy.parent.mkdir()
+    shutil.copy(str(script), str(copy))
+    done, output = run(copy, "nfd", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("nfd has_gpu_nodes"), output
+    # and says so in one line when there is none
+    elsewhere = dict(env, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "none"))
+    done, output = run(copy, "nfd", "--help", environ=elsewhere)
+    assert done.returncode == 2 and done.stdout == "", output
+    assert done.stderr == ("run_toolbox.py: the collection perfscale.topsail is not found: this file is neither in a "
+                           "checkout set up with 'make setup' nor in an installed collection, and 'ansible-galaxy "
+                           "collection list perfscale.topsail' finds none\n")
