@@ -197,7 +197,7 @@ def plan(argv, roles_dir, host_variables=None):
     parameters = parse_options(command, tokens, *_parameter_names(role, options))
     # the names and the values first; a required parameter missing then, unless the inventory sets it
     command_args_lib.check_parameters(command, role, parameters, options, check_required=False)
-    if command_args_lib.missing_required(role, parameters, options) and not _sets_variables(passthrough):
+    if command_args_lib.missing_required(role, parameters, options) and not _may_set(passthrough, role):
         defined = host_variables(passthrough) if host_variables else ()
         if defined is not None:
             command_args_lib.check_parameters(command, role, parameters, options, defined=defined,
@@ -205,10 +205,25 @@ def plan(argv, roles_dir, host_variables=None):
     return Plan(extra_vars={"command": command, "params": parameters}, passthrough=passthrough)
 
 
-def _sets_variables(passthrough):
-    """Whether ansible-playbook's options set extra-vars (which may set a role variable: the
-    playbook then decides whether a required parameter is missing)."""
-    return any(arg in ("-e", "--extra-vars") or arg.startswith(("-e", "--extra-vars=")) for arg in passthrough)
+def _may_set(passthrough, role):
+    """Whether ansible-playbook's extra-vars may set a variable of the role (``-e role_name=...``, a
+    file ``-e @vars.yml``, a mapping ``-e '{...}'``): the playbook then decides whether a required
+    parameter is missing."""
+    values = []
+    for index, arg in enumerate(passthrough):
+        if arg in ("-e", "--extra-vars") and index + 1 < len(passthrough):
+            values.append(passthrough[index + 1])
+        elif arg.startswith("--extra-vars="):
+            values.append(arg[len("--extra-vars="):])
+        elif arg.startswith("-e") and len(arg) > 2:
+            values.append(arg[2:])
+    for value in values:
+        value = value.strip()
+        if value[:1] in ("@", "{", "["):
+            return True
+        if any(word.startswith(role + "_") for word in value.split()):
+            return True
+    return False
 
 
 def _from_config_plan(words, tokens, passthrough, wants_help, roles_dir):

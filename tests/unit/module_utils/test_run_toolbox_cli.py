@@ -202,7 +202,14 @@ def test_a_required_parameter_counts_as_given_when_the_inventory_sets_it():
     assert asked == [[], ["-i", "inv.yml"]]
     # the inventory cannot say (ansible-inventory failed), or extra-vars may set them: the playbook decides
     assert plan(*argv, host_variables=inventory(None)).extra_vars is not None
-    assert plan(*argv, "--", "-e", "@vars.yml").extra_vars is not None
+    for extra in (["-e", "@vars.yml"], ["-e", '{"a": 1}'], ["--extra-vars=cluster_deploy_operator_namespace=x"],
+                  ["-ecluster_deploy_operator_manifest_name=m"]):
+        assert plan(*argv, "--", *extra).extra_vars is not None
+    # other extra-vars set no role variable: the inventory is asked
+    asked.clear()
+    assert refused(*argv, "--", "-e", "artifact_dir=/tmp/x", host_variables=inventory(set())).startswith(
+        "toolbox command 'cluster deploy_operator': missing required parameter(s) manifest_name, namespace")
+    assert asked == [["-e", "artifact_dir=/tmp/x"]]
 
 
 def test_from_config_takes_its_prefix_suffix_and_extra():
