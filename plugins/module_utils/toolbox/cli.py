@@ -137,7 +137,7 @@ def _parameter_names(role, options):
     return known, booleans
 
 
-def _top_help(roles_dir, known):
+def _top_help(known):
     lines = list(USAGE) + ["", "groups (%s GROUP --help for their commands):" % PROGRAM]
     for group in toolbox.groups(known):
         names = ", ".join(command.split()[1] for command in known if command.split()[0] == group)
@@ -173,7 +173,7 @@ def plan(argv, roles_dir, host_variables=None):
     words, tokens, passthrough, wants_help = _split(argv)
     if not words:
         if wants_help or not tokens:
-            return Plan(lines=_top_help(roles_dir, toolbox.commands(roles_dir)))
+            return Plan(lines=_top_help(toolbox.commands(roles_dir, describe=False)))
         raise CommandArgsError("%s: expected GROUP COMMAND before %r; %s lists the groups"
                                % (PROGRAM, tokens[0], LISTER))
     if words[0] == FROM_CONFIG:
