@@ -37,7 +37,7 @@ help:
 	@echo "make ee-context  write the execution environment's build context in build/ee-context (offline)"
 	@echo "make gpu-check  on a machine with an NVIDIA GPU: gpu_matmul against an independent GEMM, report in benchmarks/results"
 
-setup: $(STAMP) $(LINK)
+setup: $(STAMP) $(LINK) $(BIN)/run_toolbox
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -106,6 +106,12 @@ $(TEST_SERVER_STAMP): requirements-test-server.txt $(TORCH_STAMP)
 $(LINK):
 	@mkdir -p $(dir $@)
 	@ln -sfn ../../../.. $@
+
+# the reference's command line, run_toolbox.py GROUP COMMAND --name=value, on the PATH of the venv
+# (it runs the checkout's run_toolbox.py with the venv's python: the checkout can be moved)
+$(BIN)/run_toolbox: run_toolbox.py | $(STAMP)
+	@printf '#!/bin/sh\n# made by make setup: the checkout'"'"'s run_toolbox.py with this venv'"'"'s python\nhere=$$(dirname "$$0")\nexec "$$here/python" "$$here/../../run_toolbox.py" "$$@"\n' > $@
+	@chmod +x $@
 
 demo: setup
 	$(BIN)/ansible-playbook playbooks/benchmark.yml -e preset=$(PRESET)

@@ -14,8 +14,10 @@ description:
   - With O(command=list), every toolbox command (C(group command), as in the reference toolbox)
     with its one-line description, then the aliases and the commands that are not provided
     (with the reason).
-  - With a command and O(help=true), its options (names without the role prefix, type,
-    default, description) from its C(meta/argument_specs.yml).
+  - With a command and O(help=true), its description and options from its
+    C(meta/argument_specs.yml), in the user's words - names without the role prefix, type,
+    default, description, with Ansible's markup shown as plain text and backticks (the same
+    lines as C(run_toolbox.py group command --help)).
   - Otherwise, resolves the command (an alias to its command; an unknown one is one line with
     the closest match) and gathers its parameters for C(playbooks/toolbox.yml) to run it -
     O(params) (or the older O(args)), and the extra-vars typed as C(-e name=value) whose names

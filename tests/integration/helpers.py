@@ -43,6 +43,20 @@ def run_playbook(playbook, *args, cwd=None, env=None, timeout=600):
     return completed
 
 
+def run_toolbox(*args, cwd=None, env=None, timeout=600):
+    """``run_toolbox.py ARGS`` of this checkout as a user runs it: from another directory (``cwd``, default
+    the system's temporary directory) and without ANSIBLE_CONFIG (the script finds the checkout's)."""
+    environ = ansible_env(env)
+    if "ANSIBLE_CONFIG" not in (env or {}):
+        environ.pop("ANSIBLE_CONFIG")
+    completed = subprocess.run([sys.executable, os.path.join(REPO, "run_toolbox.py")] + list(args),
+                               cwd=cwd or tempfile.gettempdir(), env=environ, capture_output=True, text=True,
+                               timeout=timeout, check=False)
+    completed.output = completed.stdout + completed.stderr
+    completed.flat = " ".join(completed.output.split())
+    return completed
+
+
 def tree(root):
     """Files of a tree, without the run lock (its keeper removes it just after the run)."""
     found = []

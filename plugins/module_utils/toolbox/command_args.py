@@ -218,13 +218,23 @@ def _unprefixed_spec(role, options):
     return spec
 
 
-def check_parameters(command, role, params, options, defined=(), check_required=True):
+def missing_required(role, params, options, defined=()):
+    """The required parameters of the role not in ``params`` and whose role variable is not in
+    ``defined`` (set by the inventory or the play), sorted."""
+    spec = _unprefixed_spec(role, options)
+    aliases = {alias[len(role) + 1:]: name[len(role) + 1:] for alias, name in _aliases(options or {}).items()}
+    given = {aliases.get(name, name) for name in (params or {})}
+    return sorted(name for name, option in spec.items() if option.get("required")
+                  and name not in given and "%s_%s" % (role, name) not in defined)
+
+
+def check_parameters(command, role, params, options, defined=(), check_required=True, spelling="-e %s=..."):
     """``params`` (parameter names, unprefixed) checked against the role's argument specs the way a
     user of the reference's ``run_toolbox.py`` expects: an unknown name (with the closest one), a
     value of the wrong type, a required parameter missing (unless its role variable is in
     ``defined``: set by the inventory or the play; not checked without ``check_required``) are one
-    line naming the command and the parameter. Returns the parameters with their values converted
-    to the declared types."""
+    line naming the command and the parameter (``spelling``: how the user gives one, for the hint of
+    a missing one). Returns the parameters with their values converted to the declared types."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
     spec = _unprefixed_spec(role, options)
@@ -236,11 +246,10 @@ def check_parameters(command, role, params, options, defined=(), check_required=
         raise CommandArgsError("toolbox command '%s': unknown parameter %s%s; its parameters: %s" % (
             command, ", ".join("'%s'" % name for name in unknown), " (did you mean '%s'?)" % hint[0] if hint else "",
             ", ".join(sorted(spec)) or "(none)"))
-    missing = sorted(name for name, option in spec.items() if check_required and option.get("required")
-                     and name not in params and "%s_%s" % (role, name) not in defined)
+    missing = missing_required(role, params, options, defined) if check_required else []
     if missing:
-        raise CommandArgsError("toolbox command '%s': missing required parameter(s) %s (-e %s=...)"
-                               % (command, ", ".join(missing), missing[0]))
+        raise CommandArgsError("toolbox command '%s': missing required parameter(s) %s (%s)"
+                               % (command, ", ".join(missing), spelling % missing[0]))
     # the type, choices and elements of what was given (required-ness was checked above)
     given_spec = {name: {key: value for key, value in spec[name].items() if key not in ("required", "default")}
                   for name in params}
@@ -288,25 +297,33 @@ def prepare_command(roles_dir, command, config, template=None, prefix=None, suff
     return {"role": role, "variables": role_variables(role, params, options), "defaults": role_defaults(options)}
 
 
+def typed_text(command, where, value):
+    """A parameter's value as typed on a command line: text starting with ``[`` or ``{`` is a
+    JSON/YAML list or mapping (``'[a, b]'``, ``'{key: 1}'``); anything else stays as typed, for the
+    role's declared type to convert (``a,b`` is a list of two for a list parameter). ``where``
+    names the argument in the error (``-e namespaces``, ``--namespaces``)."""
+    import yaml
+
+    if not (isinstance(value, str) and value.strip()[:1] in ("[", "{")):
+        return value
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise CommandArgsError("toolbox command '%s': %s: expected JSON/YAML text, got %r (%s)"
+                               % (command, where, value, str(exc).splitlines()[0])) from None
+
+
 def parameters_from_extra_vars(command, role, options, extra_vars):
     """The command's parameters given as ``-e name=value`` (the reference's ``--name=value``):
     ``extra_vars`` whose names are parameters of the role. A value typed as JSON/YAML text
     (``-e namespaces='[a, b]'``) is parsed. A name that is not a parameter but close to one
     (``-e namespace=x`` for ``namespaces``) is an error with the closest name; any other name is
     left alone (a variable of the play or of the inventory)."""
-    import yaml
-
     spec = _unprefixed_spec(role, options)
     taken = {}
     for name, value in (extra_vars or {}).items():
         if name in spec:
-            if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-                try:
-                    value = yaml.safe_load(value)
-                except yaml.YAMLError as exc:
-                    raise CommandArgsError("toolbox command '%s': -e %s: expected JSON/YAML text, got %r (%s)"
-                                           % (command, name, value, str(exc).splitlines()[0])) from None
-            taken[name] = value
+            taken[name] = typed_text(command, "-e %s" % name, value)
             continue
         hint = difflib.get_close_matches(name, list(spec), n=1, cutoff=0.8)
         if hint:

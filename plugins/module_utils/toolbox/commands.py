@@ -153,6 +153,12 @@ def specs(role_dir):
     return (spec.get("argument_specs") or {}).get("main") or {}
 
 
+def _short_description(role, role_dir):
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import markup
+
+    return markup.plain(specs(role_dir).get("short_description", ""), role + "_")
+
+
 def commands(roles_dir, describe=True):
     """Every toolbox command: {command: {role, description}}, sorted by command (``describe=False``:
     without reading the argument specs for the description, which is then None)."""
@@ -163,8 +169,7 @@ def commands(roles_dir, describe=True):
             continue
         command = command_of_role(role_dir)
         if command:
-            found[command] = {"role": role,
-                              "description": specs(role_dir).get("short_description", "") if describe else None}
+            found[command] = {"role": role, "description": _short_description(role, role_dir) if describe else None}
     return dict(sorted(found.items()))
 
 
@@ -173,16 +178,17 @@ def groups(known):
     return sorted({command.split()[0] for command in known})
 
 
-def resolve(roles_dir, name, known=None):
+def resolve(roles_dir, name, known=None, lister="'-e command=list'"):
     """The command a name designates (aliases followed); an unknown or unprovided one is an error.
-    ``known``: ``commands(roles_dir)`` when the caller has it already."""
+    ``known``: ``commands(roles_dir)`` when the caller has it already; ``lister``: what lists the
+    commands, in the unknown command's error."""
     name = " ".join(str(name or "").split())
     if known is None:
         known = commands(roles_dir, describe=False)
     if name in known:
         return name
     if name in ALIASES:
-        return resolve(roles_dir, ALIASES[name], known)
+        return resolve(roles_dir, ALIASES[name], known, lister)
     if name in NOT_PROVIDED:
         raise CommandArgsError("toolbox command '%s' is not provided: %s" % (name, NOT_PROVIDED[name]))
     group = name.split()[0] if name else ""
@@ -196,8 +202,8 @@ def resolve(roles_dir, name, known=None):
     else:
         candidates = list(known) + list(ALIASES) + groups(known) + list(NOT_PROVIDED_GROUPS)
     hint = difflib.get_close_matches(name, candidates, n=1)
-    raise CommandArgsError("unknown toolbox command %r%s; '-e command=list' lists the %d commands"
-                           % (name, " (did you mean '%s'?)" % hint[0] if hint else "", len(known)))
+    raise CommandArgsError("unknown toolbox command %r%s; %s lists the %d commands"
+                           % (name, " (did you mean '%s'?)" % hint[0] if hint else "", lister, len(known)))
 
 
 def listing(roles_dir, group=None):
@@ -220,18 +226,81 @@ def listing(roles_dir, group=None):
     return lines
 
 
-def help_lines(roles_dir, command):
-    """A command's description and options (names without the role prefix), from its specs."""
-    info = commands(roles_dir)[command]
-    spec = specs(os.path.join(roles_dir, info["role"]))
-    lines = ["%s: %s" % (command, spec.get("short_description", ""))]
-    prefix = info["role"] + "_"
+def _sentences(description):
+    """A description (a string or a list of paragraphs) as a list of paragraphs."""
+    if isinstance(description, list):
+        return [str(item) for item in description if item is not None]
+    return [str(description)] if description else []
+
+
+def _value_text(value):
+    """A default as the user would type it: ``true``, ``60``, ``[]``, ``''``, ``completions``."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value if value and not set(value) & set(" ,'\"[]{}#") else json.dumps(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _type_text(details):
+    kind = str(details.get("type") or "str")
+    if kind == "list" and details.get("elements"):
+        kind = "list of %s" % details["elements"]
+    if details.get("choices"):
+        kind += ", one of %s" % "|".join(_value_text(choice) for choice in details["choices"])
+    return kind
+
+
+def _spelling(cli):
+    """How the user writes a parameter: ``--name=value`` on run_toolbox.py, ``name=value`` with -e."""
+    if cli:
+        return lambda name, value: "--%s" % name if value is None else "--%s=%s" % (name, value)
+    return lambda name, value: name if value is None else "%s=%s" % (name, value)
+
+
+def parameter_lines(role, spec, cli=False):
+    """One line per parameter: the name as the user types it, its type, whether it is required or
+    its default, and its description in plain text (no markup, no role-prefixed names)."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import markup
+
+    prefix = role + "_"
+    spelling = _spelling(cli)
+    lines = []
     for option, details in sorted((spec.get("options") or {}).items()):
         details = details or {}
-        description = details.get("description") or ""
-        if isinstance(description, list):
-            description = " ".join(description)
-        required = "required" if details.get("required") else "default %r" % (details.get("default"),)
         name = option[len(prefix):] if option.startswith(prefix) else option
-        lines.append("  %s (%s, %s): %s" % (name, details.get("type", "str"), required, " ".join(description.split())))
+        description = markup.plain(" ".join(_sentences(details.get("description"))), prefix, spelling)
+        if details.get("required"):
+            given = "required"
+        elif details.get("default") is None:
+            given = "optional"
+        else:
+            given = "default %s" % _value_text(details["default"])
+        shown = spelling(name, None)
+        if cli and details.get("type") == "bool":
+            shown = "%s / --no%s" % (shown, name)
+        lines.append("  %s (%s, %s): %s" % (shown, _type_text(details), given, description))
     return lines
+
+
+def help_lines(roles_dir, command, cli=False, known=None):
+    """A command's description and parameters in the user's words (names without the role prefix,
+    Ansible's markup as plain text); ``cli``: spelt as run_toolbox.py takes them (``--name``);
+    ``known``: ``commands(roles_dir)`` when the caller has it already."""
+    import textwrap
+
+    from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import markup
+
+    info = (known or commands(roles_dir, describe=False))[command]
+    spec = specs(os.path.join(roles_dir, info["role"]))
+    prefix = info["role"] + "_"
+    spelling = _spelling(cli)
+    lines = ["%s: %s" % (command, markup.plain(spec.get("short_description", ""), prefix, spelling))]
+    for paragraph in _sentences(spec.get("description")):
+        lines += textwrap.wrap(markup.plain(paragraph, prefix, spelling), width=100, initial_indent="  ",
+                               subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+    options = parameter_lines(info["role"], spec, cli=cli)
+    lines.append("parameters:" if options else "parameters: none")
+    return lines + options
