@@ -10,7 +10,8 @@ inter-token latency and token count, and faults chosen per request:
 =================== ============================================================
 fault               what the server does
 =================== ============================================================
-http_<status>       answers that status (4xx, 5xx) with a JSON error body (keep-alive)
+http_<status>       answers that status (4xx, 5xx) with a JSON error body (keep-alive);
+                    ``http_<status>@<seconds>`` answers it that many seconds later
 disconnect          sends two tokens, then closes the connection mid-stream
 malformed_sse       sends one token, then ``data: {not json``, then the rest
 stream_error        sends one token, then ``data: {"error": ...}`` and ``[DONE]``
@@ -251,9 +252,14 @@ class _ServerProtocol(asyncio.Protocol):
         timing = Timing(number, headers.get("x-request-id"), path, received, fault, stream, request)
         server.timings.append(timing)
         if fault and fault.startswith("http_"):
-            status = int(fault[5:])
-            self._json(status, REASONS.get(status, "Error"),
-                       {"error": {"message": "injected %s" % fault, "code": status}})
+            code, _at, delay = fault[5:].partition("@")
+            status = int(code)
+            answer = (status, REASONS.get(status, "Error"),
+                      {"error": {"message": "injected http_%s" % code, "code": status}})
+            if delay:
+                asyncio.get_running_loop().call_later(float(delay), self._json, *answer)
+            else:
+                self._json(*answer)
             return
         if fault == "close":
             self.closed = True

@@ -86,9 +86,11 @@ def test_an_open_or_closed_loop_stops_within_seconds(fake_server, stage):
     load_client = make_client(server.url, 5)
     started = time.monotonic()
     ran, = run_stages(load_client, [stage])
-    assert time.monotonic() - started < 5        # a 60 s stage
+    assert time.monotonic() - started < 15       # a 60 s stage (the bound leaves room for a loaded machine)
     assert load_client.stop_reason.startswith("stopped early: 5 requests in a row failed with http_500")
-    assert {r.error for r in ran.records} == {"http_500"} and 5 <= len(ran.records) < 10
+    # every request failed, and the stage ended long before its 60 s (6,000 requests at 100/s): what was
+    # already sent when the fifth failure came back is recorded too (more on a loaded machine)
+    assert {r.error for r in ran.records} == {"http_500"} and 5 <= len(ran.records) < 500
 
 
 def test_requests_still_in_flight_are_cancelled_after_the_grace(fake_server):
@@ -98,7 +100,8 @@ def test_requests_still_in_flight_are_cancelled_after_the_grace(fake_server):
     started = time.monotonic()
     ran, later = run_stages(load_client, [Stage("concurrency", concurrency=4, duration=60),
                                           Stage("constant", rate=10, duration=60)])
-    assert time.monotonic() - started < runner.STOP_GRACE_S + 3
+    # two 60 s stages; the bound leaves room for a loaded machine
+    assert time.monotonic() - started < runner.STOP_GRACE_S + 10
     errors = [r.error for r in ran.records]
     assert errors.count("http_500") == 3 and errors.count("cancelled") == len(errors) - 3 >= 1
     assert all(r.error_detail == "the run stopped early" for r in ran.records if r.error == "cancelled")
@@ -106,11 +109,12 @@ def test_requests_still_in_flight_are_cancelled_after_the_grace(fake_server):
 
 
 def test_a_success_first_keeps_the_run_going(fake_server):
-    # 250 ms apart: the first request (a few ms) has succeeded long before the third failure, even on a
-    # loaded machine
-    server = fake_server(ttft=0.001, itl=0.0005, fault=lambda number, request: None if number == 0 else "http_500")
+    # the failures are answered a second late: the first request (a few ms) has succeeded before any of
+    # them, however loaded the machine
+    server = fake_server(ttft=0.001, itl=0.0005,
+                         fault=lambda number, request: None if number == 0 else "http_500@1")
     load_client = make_client(server.url, 3)
-    ran, = run_stages(load_client, [Stage("constant", rate=4, max_requests=12)])
+    ran, = run_stages(load_client, [Stage("constant", rate=20, max_requests=12)])
     assert load_client.stop_reason is None and len(ran.records) == 12 and ran.records[0].ok
 
 
@@ -124,7 +128,7 @@ def test_the_command_stops_says_why_and_fails(fake_server, tmp_path):
     started = time.monotonic()
     done = run_cli(["--url", server.url, "--model", "fake-model", "--stages", stages, "--no-preflight",
                     "--output", out])
-    assert time.monotonic() - started < 12
+    assert time.monotonic() - started < 20       # 30 s of stages; room for the command's start on a loaded machine
     assert done.returncode == 4
     result = harness_base.validate_output(done.stdout)["@result"]
     reason = ("stopped early: 20 requests in a row failed with http_500 and none succeeded (injected http_500) "
