@@ -187,3 +187,33 @@ def test_the_default_view_of_a_realistic_store_gives_the_plot_most_of_the_window
         time.sleep(1.0)    # plotly redraws a moment after the window's resize event
         resized = browser.evaluate(MEASURE)
         assert resized["width"] == 1000 and 0.6 * 1000 <= resized["axesWidth"] < seen["axesWidth"], resized
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+def test_label_values_are_text_on_the_hover_and_in_the_legend(tmp_path):
+    """A label's value is whatever the store holds: on the hover (plotly's pseudo-HTML) it is escaped, in the
+    legend a text node; neither is markup."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import dashboard
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+    markup = "<a href='javascript:window.ran=1'>x</a><img src=x onerror='window.ran=2'>"
+    store = stores.open_store({"backend": "sqlite", "timeout_s": 5, "sqlite": {"path": str(tmp_path / "s.sqlite")}})
+    store.ensure_schema([])
+    store.write([base.kpi_document({"test_uuid": "u%d-%s" % (day, dtype), "kpi_name": "rate", "value": float(day),
+                                    "dtype": dtype, "hostname": markup if day == 1 else "ci-%d" % day,
+                                    "workload": "perf_indicators", "@timestamp": "2026-11-%02dT10:00:00+00:00" % day})
+                 for day in (1, 2) for dtype in (markup, "float32")])
+    built = dashboard.build(store, str(tmp_path / "site"))
+    store.close()
+    plot = "document.getElementById('ex-plot')"
+    with Chromium() as browser:
+        browser.load("file://%s" % (tmp_path / "site" / built["pages"]["perf_indicators"]), settle=2.0)
+        assert browser.errors() == []
+        hover = browser.evaluate("%s.data.map(function (t) { return t.text.join(' | '); }).join(' | ')" % plot)
+        assert "hostname: &lt;a href='javascript:window.ran=1'&gt;x&lt;/a&gt;&lt;img" in hover and "<a" not in hover
+        legend = browser.evaluate("Array.from(document.querySelectorAll('#ex-legend .legend-item'))"
+                                  ".map(function (e) { return e.textContent; })")
+        assert any(markup in item for item in legend), legend
+        assert browser.evaluate("document.querySelectorAll('#ex-legend a, #ex-legend img').length") == 0
+        assert browser.evaluate("window.ran === undefined") is True

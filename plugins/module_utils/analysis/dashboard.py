@@ -6,8 +6,9 @@
 MatrixBenchmarking's long-term-storage view and TOPSAIL's continuous-testing dashboards, from the
 store alone (no run directory): one page per workload, each the per-run reports' explorer over every
 stored test of that workload - pick the KPI, the x axis (``when``: the test's time, on a date axis;
-or a comparison key such as a version), the series, filter by any configuration label (the labels
-that are not comparison keys) - with the regression step's verdicts marked on their points
+or a comparison key such as a version), the series (by default one per combination of the workload's
+factors that vary, never a run's provenance: ``series_factors``), filter by any configuration label
+(the labels that are not comparison keys) - with the regression step's verdicts marked on their points
 (regression, persisting regression, improvement, inconclusive: where the history changed), the
 KPIs' error bars, the machines the tests ran on (the workload's ``machine_keys``) listed in the
 page's header, and a click on a point opening its run's reports and artifacts (``artifacts_url``).
