@@ -5,6 +5,7 @@ filters and the permalink)."""
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -96,3 +97,123 @@ def test_a_click_on_a_point_opens_only_an_http_link_and_without_an_opener(tmp_pa
         assert browser.evaluate("window.ran === undefined") is True
         # the other URL is there as text, on its point's hover
         assert browser.evaluate("%s.data[0].text.join(' | ')" % plot).endswith("artifacts: javascript:window.ran=1")
+
+
+# --------------------------------------------------------------------------
+# readable at first sight: a store as CI fills it, every run on another runner, commit and collection version
+
+POINTS = [{"indicator": "matmul", "size": size, "dtype": dtype} for size in (256, 512, 1024)
+          for dtype in ("float32", "float64")] + [
+    {"indicator": "conv1d", "dtype": "float32", "batch": 8, "length": 2048},
+    {"indicator": "conv2d", "dtype": "float32", "batch": 8, "height": 56, "width": 56}]
+
+
+def realistic_store(path, runs=30):
+    """``runs`` nightly runs of the cpu_smoke matrix (8 points, 2 KPIs) with the labels perf_indicators stores:
+    the provenance ones (run, commit, host, collection and python versions) differ from run to run, numpy's
+    version changes twice."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+    documents = []
+    for run in range(runs):
+        when = "2026-%02d-%02dT02:00:00+00:00" % (1 + run // 28, 1 + run % 28)
+        for index, point in enumerate(POINTS):
+            labels = dict(point, backend="numpy", device="cpu", framework="numpy", threads=None,
+                          cpu_model="AMD EPYC 7763", cpu_count=8, memory_gib=31, gpu_model=None, gpu_count=0,
+                          accelerator_driver=None, device_name="cpu", library_version="2.%d.0" % (run // 10),
+                          blas="openblas", python_version="3.11.%d" % (run % 3), hostname="ci-runner-%02d" % run,
+                          collection_version="1.%d.%d" % (run // 10, run % 10), git_commit="%040x" % (run * 7919),
+                          presets="cpu_smoke,ci", kpi_settings_version="1.1", run_id="run-%03d" % run)
+            rate = 100.0 * (1 + index) + run % 5
+            for name, value, unit in (("rate", rate, "GFLOP/s"), ("time_median", 1.0 / rate, "s")):
+                document = dict(labels, kpi_name=name, value=value, unit=unit, higher_is_better=name == "rate",
+                                ignored_for_regression=False, test_uuid="r%d-p%d" % (run, index),
+                                workload="perf_indicators", artifacts_url="https://ci.example/runs/%d" % run,
+                                test_path="run-%03d/001__matbenchmarking/%03d" % (run, index),
+                                error=2.0 if name == "rate" else None)
+                document["@timestamp"] = when
+                documents.append(base.kpi_document(document))
+    store = stores.open_store({"backend": "sqlite", "timeout_s": 5, "sqlite": {"path": str(path)}})
+    store.ensure_schema([])
+    store.write(documents)
+    return store
+
+
+MEASURE = """(function () {
+  var plot = document.getElementById('ex-plot'), axes = plot.querySelector('.nsewdrag').getBoundingClientRect();
+  var legend = document.getElementById('ex-legend');
+  return {width: innerWidth, height: innerHeight, axesWidth: axes.width, axesHeight: axes.height,
+          legendHeight: legend ? legend.getBoundingClientRect().height : null,
+          legendOverflow: legend ? getComputedStyle(legend).overflowY : null,
+          traces: plot.data.length, names: plot.data.map(function (t) { return t.name; }),
+          hover: plot.data[0].text[0], bodyWidth: document.body.getBoundingClientRect().width,
+          yFrom: plot._fullLayout.yaxis.range[0]};
+})()"""
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+@pytest.mark.parametrize("width, height", [(1400, 900), (1920, 1080)])
+def test_the_default_view_of_a_realistic_store_gives_the_plot_most_of_the_window(tmp_path, width, height):
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import dashboard
+
+    store = realistic_store(tmp_path / "ci.sqlite")
+    built = dashboard.build(store, str(tmp_path / "site"))
+    store.close()
+    page = "file://%s" % (tmp_path / "site" / built["pages"]["perf_indicators"])
+    with Chromium() as browser:
+        browser.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
+                                                             "mobile": False})
+        browser.load(page, settle=2.0)
+        assert browser.errors() == []
+        seen = browser.evaluate(MEASURE)
+        # the plot area holds most of the window; the legend below it is a few lines that scroll
+        assert seen["axesWidth"] >= 0.6 * width and seen["axesHeight"] >= 0.6 * height, seen
+        assert seen["legendHeight"] <= 0.15 * height and seen["legendOverflow"] == "auto", seen
+        # one series per point of the matrix and numpy version (8 points, 3 versions), not one per run
+        assert seen["traces"] == 24, seen["names"]
+        for name in seen["names"]:
+            assert not any(label in name for label in ("git_commit", "hostname", "run_id", "collection_version",
+                                                       "python_version", "(unset)")), name
+        # the provenance is on the hover
+        assert "git_commit: " in seen["hover"] and "hostname: ci-runner-" in seen["hover"]
+        assert seen["bodyWidth"] >= width - 60     # no fixed page width
+        assert seen["yFrom"] == 0                  # a rate is drawn from 0
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        browser.screenshot(os.path.join(SCREENSHOTS, "dashboard-realistic-%d.png" % width))
+        # the plot follows the window
+        browser.send("Emulation.setDeviceMetricsOverride", {"width": 1000, "height": height, "deviceScaleFactor": 1,
+                                                             "mobile": False})
+        time.sleep(1.0)    # plotly redraws a moment after the window's resize event
+        resized = browser.evaluate(MEASURE)
+        assert resized["width"] == 1000 and 0.6 * 1000 <= resized["axesWidth"] < seen["axesWidth"], resized
+
+
+@pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed (make test installs it)")
+def test_label_values_are_text_on_the_hover_and_in_the_legend(tmp_path):
+    """A label's value is whatever the store holds: on the hover (plotly's pseudo-HTML) it is escaped, in the
+    legend a text node; neither is markup."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils import stores
+    from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import dashboard
+    from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
+
+    markup = "<a href='javascript:window.ran=1'>x</a><img src=x onerror='window.ran=2'>"
+    store = stores.open_store({"backend": "sqlite", "timeout_s": 5, "sqlite": {"path": str(tmp_path / "s.sqlite")}})
+    store.ensure_schema([])
+    store.write([base.kpi_document({"test_uuid": "u%d-%s" % (day, dtype), "kpi_name": "rate", "value": float(day),
+                                    "dtype": dtype, "hostname": markup if day == 1 else "ci-%d" % day,
+                                    "workload": "perf_indicators", "@timestamp": "2026-11-%02dT10:00:00+00:00" % day})
+                 for day in (1, 2) for dtype in (markup, "float32")])
+    built = dashboard.build(store, str(tmp_path / "site"))
+    store.close()
+    plot = "document.getElementById('ex-plot')"
+    with Chromium() as browser:
+        browser.load("file://%s" % (tmp_path / "site" / built["pages"]["perf_indicators"]), settle=2.0)
+        assert browser.errors() == []
+        hover = browser.evaluate("%s.data.map(function (t) { return t.text.join(' | '); }).join(' | ')" % plot)
+        assert "hostname: &lt;a href='javascript:window.ran=1'&gt;x&lt;/a&gt;&lt;img" in hover and "<a" not in hover
+        legend = browser.evaluate("Array.from(document.querySelectorAll('#ex-legend .legend-item'))"
+                                  ".map(function (e) { return e.textContent; })")
+        assert any(markup in item for item in legend), legend
+        assert browser.evaluate("document.querySelectorAll('#ex-legend a, #ex-legend img').length") == 0
+        assert browser.evaluate("window.ran === undefined") is True

@@ -70,7 +70,24 @@ def test_the_explorer_filters_the_plot_and_its_permalink_restores_the_view(demo_
         dims = browser.evaluate("Array.from(document.querySelectorAll('#explorer select[data-dim]'))"
                                 ".map(e => e.getAttribute('data-dim'))")
         assert {"size", "dtype", "indicator"} <= set(dims)
-        assert browser.evaluate(points) == "8"
+        # the default x is size: the two convolutions have none, they are left out (and the count says so),
+        # not drawn at an "(unset)" place of a category axis
+        assert browser.evaluate(points) == "6"
+        assert browser.evaluate("document.getElementById('ex-plot').getAttribute('data-left-out')") == "2"
+        assert "6 of 8 test(s) shown; 2 without size left out (it does not apply to them)" in browser.evaluate(
+            "document.getElementById('ex-count').textContent")
+        assert browser.evaluate("document.getElementById('ex-plot')._fullLayout.xaxis.type") == "linear"
+        assert browser.evaluate("document.getElementById('ex-plot').data.every(function (t) { return "
+                                "t.x.every(function (x) { return typeof x === 'number'; }); })") is True
+        # a rate is drawn from 0; zoomed in, the axis says it does not start at 0
+        assert browser.evaluate("document.getElementById('ex-plot')._fullLayout.yaxis.range[0]") == 0
+        browser.evaluate("(function(){var el=document.getElementById('ex-y'); el.value='fit';"
+                         " el.dispatchEvent(new Event('change'));})()")
+        assert browser.evaluate("document.getElementById('ex-plot')._fullLayout.yaxis.rangemode") == "normal"
+        assert browser.evaluate("document.querySelector('#ex-plot .ytitle').textContent").endswith(
+            " - zoomed, not from 0")
+        browser.evaluate("(function(){var el=document.getElementById('ex-y'); el.value='zero';"
+                         " el.dispatchEvent(new Event('change'));})()")
         # by default one series per combination of what varies: float32 and float64 never one line,
         # and no error bar below 0 GFLOP/s
         names = browser.evaluate("document.getElementById('ex-plot').data.map(function (t) { return t.name; })")

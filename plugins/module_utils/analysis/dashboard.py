@@ -6,8 +6,9 @@
 MatrixBenchmarking's long-term-storage view and TOPSAIL's continuous-testing dashboards, from the
 store alone (no run directory): one page per workload, each the per-run reports' explorer over every
 stored test of that workload - pick the KPI, the x axis (``when``: the test's time, on a date axis;
-or a comparison key such as a version), the series, filter by any configuration label (the labels
-that are not comparison keys) - with the regression step's verdicts marked on their points
+or a comparison key such as a version), the series (by default one per combination of the workload's
+factors that vary, never a run's provenance: ``series_factors``), filter by any configuration label
+(the labels that are not comparison keys) - with the regression step's verdicts marked on their points
 (regression, persisting regression, improvement, inconclusive: where the history changed), the
 KPIs' error bars, the machines the tests ran on (the workload's ``machine_keys``) listed in the
 page's header, and a click on a point opening its run's reports and artifacts (``artifacts_url``).
@@ -133,16 +134,37 @@ def _regression_keys(workload_name, regression_section, trusted=()):
     """(comparison keys, machine keys, why the workload's own are not used or None) of a workload: the
     configuration's, else the workload's, when the workload is built in or one the configuration names
     (``trusted``): its name comes from the store's documents, and data never names code."""
+    keys, why = _workload_keys(workload_name, regression_section, trusted)
+    return keys["comparison_keys"], keys["machine_keys"], why
+
+
+def _workload_keys(workload_name, regression_section, trusted=()):
+    """({comparison_keys, machine_keys, ignored_keys, sorting_keys}, why the workload's own are not used
+    or None): each the configuration's, else the workload's (loaded as ``_regression_keys`` says)."""
     why = None
     try:
         defaults = workload_lib.load_workload_named_by_data(workload_name, trusted, "the results store").regression
     except PerfscaleError as exc:
         defaults, why = {}, str(exc)
     section = regression_section or {}
-    comparison = section.get("comparison_keys")
-    machines = section.get("machine_keys")
-    return (list(comparison if comparison is not None else defaults.get("comparison_keys", [])),
-            list(machines if machines is not None else defaults.get("machine_keys", [])), why)
+    keys = {}
+    for name in ("comparison_keys", "machine_keys", "ignored_keys", "sorting_keys"):
+        configured = section.get(name)
+        keys[name] = list(configured if configured is not None else defaults.get(name) or [])
+    return keys, why
+
+
+def series_factors(labels, comparison_keys=(), machine_keys=(), ignored_keys=(), sorting_keys=()):
+    """The labels whose combinations are a page's default series: the factors a user varies - the
+    workload's sorting keys (the matrix's settings) first, then its comparison keys, the other labels,
+    the machine last (a line never joins two machines) - never a test's provenance (``reports.is_provenance``:
+    its run, commit, host, path, the collection's version; and the workload's ``ignored_keys``, which
+    the regression step ignores for the same reason): those are on the hover and in the filters."""
+    ignored = set(ignored_keys)
+    candidates = [k for k in labels if not reports.is_provenance(k) and k not in ignored]
+    rank = {key: index for index, key in enumerate(list(sorting_keys) + list(comparison_keys))}
+    machines = set(machine_keys)
+    return sorted(candidates, key=lambda k: (k in machines, rank.get(k, len(rank)), labels.index(k)))
 
 
 def _display(value):
@@ -150,13 +172,16 @@ def _display(value):
         else str(value)
 
 
-def workload_page(view, comparison_keys, machine_keys, title, notes=()):
-    """The page of one workload; ``notes``: more header lines (documents skipped, keys not loaded)."""
+def workload_page(view, comparison_keys, machine_keys, title, notes=(), ignored_keys=(), sorting_keys=()):
+    """The page of one workload; ``notes``: more header lines (documents skipped, keys not loaded);
+    ``ignored_keys`` and ``sorting_keys`` (the workload's): see ``series_factors``."""
     extra_notes = list(notes)
     rows = sorted(view.rows.values(), key=lambda row: (row.get("when") or "", row["test_path"]))
     labels = [key for key in view.labels if key not in ("when",)]
     dimensions = ["when"] + [k for k in comparison_keys if k in labels] + \
         [k for k in labels if k not in comparison_keys]
+    factors = series_factors(labels, comparison_keys, machine_keys, ignored_keys, sorting_keys)
+    hover = ["run_id", "when"] + [k for k in dimensions if k not in factors and k != "when"]
     values = {dimension: sorted({_display(row.get(dimension)) for row in rows}) for dimension in dimensions}
     # configuration labels (and comparison keys) that vary, with a readable number of values, are filters
     filter_values = {d: v for d, v in values.items() if d != "when" and 1 < len(v) <= MAX_FILTER_VALUES}
@@ -178,7 +203,7 @@ def workload_page(view, comparison_keys, machine_keys, title, notes=()):
     if view.skipped:
         notes.append("%d document(s) of this workload skipped: %s" % (sum(view.skipped.values()), ", ".join(
             "%d %s" % (count, reason) for reason, count in sorted(view.skipped.items()))))
-    body = reports.explorer_block(rows, meta, dimensions, filter_values)
+    body = reports.explorer_block(rows, meta, dimensions, filter_values, factors=factors, hover=hover)
     return reports.page("%s - %s" % (title, view.name), body, "the long-term view of the results store", notes,
                         index=INDEX)
 
@@ -210,7 +235,8 @@ def build(store, out_dir, title="perfscale.topsail long-term results", regressio
     pages, items = {}, []
     for name in sorted(views):
         view = views[name]
-        comparison_keys, machine_keys, why = _regression_keys(name, regression_section, trusted)
+        keys, why = _workload_keys(name, regression_section, trusted)
+        comparison_keys, machine_keys = keys["comparison_keys"], keys["machine_keys"]
         notes = ["comparison and machine keys: %s (%s)" % ("the configuration's" if comparison_keys or machine_keys
                                                            else "none", why)] if why else []
         skipped = store.skipped.words(name)
@@ -218,7 +244,8 @@ def build(store, out_dir, title="perfscale.topsail long-term results", regressio
             notes.append(skipped)
         filename = page_filename(name, set(pages.values()))
         artifacts.write_text_atomic(os.path.join(out_dir, filename),
-                                    workload_page(view, comparison_keys, machine_keys, title, notes))
+                                    workload_page(view, comparison_keys, machine_keys, title, notes,
+                                                  keys["ignored_keys"], keys["sorting_keys"]))
         pages[name] = filename
         items.append("<li class='card'><a href='%s'>%s</a><br><span class='meta'>%d test(s), %d KPI(s)</span></li>"
                      % (reports.escape(filename), reports.escape(name), len(view.rows), len(view.kpis)))

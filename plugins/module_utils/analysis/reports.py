@@ -32,15 +32,23 @@ INDEX = "reports_index.html"
 STATUS_COLUMNS = ("test_path", "status", "uuid")
 
 STYLE = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1em 0;color:#222;padding:0 1.5em}
 h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
 .meta{color:#666;font-size:.9em} table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
 th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top} th{background:#f4f4f4}
+.table-scroll{overflow-x:auto;max-width:100%}
 pre{background:#f8f8f8;padding:.6em;overflow-x:auto;font-size:.85em;max-height:24em}
 .failed{color:#b00020;font-weight:bold} .ok{color:#1b7f3b} .plot{margin:1em 0}
 nav a{margin-right:1em} .card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:.8em 0}
 .controls{margin:.4em 0} .controls label{margin-right:1em;white-space:nowrap}
 .note{background:#fff8e1;border-left:4px solid #f9a825;padding:.3em .6em;margin:.3em 0;font-size:.9em}
+#explorer h2{margin-top:.2em} #ex-series-words{margin:.2em 0}
+#ex-plot{width:100%;height:75vh;min-height:420px;margin:.4em 0 0}
+.legend{max-height:7.5em;overflow:auto;font-size:.85em;border-top:1px solid #eee;padding:.3em 0}
+.legend-item{border:0;background:none;cursor:pointer;padding:.1em .8em .1em 0;font:inherit;color:inherit}
+.legend-group{margin:.1em 0} .legend-group-title{font-weight:bold;margin-right:.6em}
+.legend-item.hidden{opacity:.35;text-decoration:line-through}
+.swatch{display:inline-block;width:1.1em;margin-right:.2em;text-align:center}
 """
 
 
@@ -164,6 +172,35 @@ def combination_label(df, columns):
     return labels
 
 
+# labels that say where and from what a test ran, not what it measured: never a default series
+# (a line per commit or per host is a legend per test), shown on the hover and offered as filters
+PROVENANCE_LABELS = frozenset((
+    "run_id", "test_path", "test_uuid", "uuid", "git_commit", "commit", "hostname", "host", "node_name", "pod_name",
+    "presets", "collection_version", "kpi_settings_version", "python_version", "artifacts_url", "build_id",
+    "build_number", "pipeline_id", "pipeline_run", "job_id", "ci_job_id", "ci_build_id"))
+PROVENANCE_SUFFIXES = ("_commit", "_sha", "_hostname", "_path", "_dir", "_url", "_uuid", "_run_id", "_build_id")
+
+
+def is_provenance(name):
+    """Whether a label names a test's provenance (its run, commit, host, path, the collection's
+    version) rather than a factor a user varies."""
+    lowered = str(name).lower()
+    return lowered in PROVENANCE_LABELS or lowered.endswith(PROVENANCE_SUFFIXES)
+
+
+def from_zero(values):
+    """Whether an axis of these values starts from 0: a quantity that is never negative (a rate, a
+    latency), so that a 0.02 % difference is not drawn across the whole plot."""
+    present = [v for v in values if not is_missing(v)]
+    return bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                                 for v in present)
+
+
+def scroll_table(table_html):
+    """A table in a box that scrolls sideways when the table is wider than the page (never cut off)."""
+    return "<div class='table-scroll'>%s</div>" % table_html
+
+
 # --------------------------------------------------------------------------
 # plots (each one: DataFrame in, figure out)
 
@@ -176,6 +213,8 @@ def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix="",
     error bars."""
     import plotly.express as px
 
+    # a test the factor does not apply to (a convolution on the size axis) is no position on that axis
+    left_out = int((df[kpi].notna() & df[factor].isna()).sum())
     data = df[df[kpi].notna() & df[factor].notna()].copy()
     others = [f for f in other_factors if f != factor and varying(data, f)]
     data["combination"] = combination_label(data, others)
@@ -184,15 +223,25 @@ def plot_kpi_by_factor(df, kpi, factor, unit, other_factors=(), title_prefix="",
     options = dict(x=factor, y=kpi, color="combination", **error_bar_options(data, kpi),
                    hover_data=[c for c in ("test_path",) + tuple(others) if c in data.columns],
                    labels={kpi: "%s (%s)" % (kpi, unit), factor: axis_title(factor, units), "combination": legend},
-                   title="%s%s by %s" % (title_prefix, kpi, factor))
+                   title="%s%s by %s%s" % (title_prefix, kpi, factor,
+                                           left_out_words(left_out, factor, "<br><sup>%s</sup>")))
     if numeric:
         fig = px.line(data.sort_values(by=[factor]), markers=True, **options)
     else:
         fig = px.scatter(data, **options)
         fig.update_traces(marker={"size": 10})
         fig.update_xaxes(type="category")
+    if from_zero(data[kpi]):
+        fig.update_yaxes(rangemode="tozero")
     fig.update_layout(legend_title_text=legend, height=420)
     return fig
+
+
+def left_out_words(count, factor, template="%s"):
+    """The note of a plot that leaves out the tests a factor does not apply to ('' when none)."""
+    if not count:
+        return ""
+    return template % ("%d test(s) without %s left out (it does not apply to them)" % (count, factor))
 
 
 def with_units(columns, units):
@@ -228,7 +277,7 @@ def page(title, body, subtitle="", notes=(), index=INDEX):
 
 def settings_table(settings):
     rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (escape(k), escape(v)) for k, v in settings.items())
-    return "<table>%s</table>" % rows
+    return scroll_table("<table>%s</table>" % rows)
 
 
 class ReportContext:
@@ -313,9 +362,23 @@ EXPLORER_SCRIPT = r"""
 (function () {
   var data = JSON.parse(document.getElementById('ex-data').textContent);
   var plot = document.getElementById('ex-plot');
-  function text(v) { return v === null || v === undefined ? '(unset)' : String(v); }
+  var legend = document.getElementById('ex-legend');
+  var PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+                 '#bcbd22', '#17becf'];
+  // past ten series the colours come round again, with another marker: no two series look the same
+  var SYMBOLS = [['circle', '\u25cf'], ['square', '\u25a0'], ['diamond', '\u25c6'], ['triangle-up', '\u25b2'],
+                 ['triangle-down', '\u25bc'], ['star', '\u2605']];
+  function missing(v) { return v === null || v === undefined; }
+  function text(v) { return missing(v) ? '(unset)' : String(v); }
+  // hover text is plotly's pseudo-HTML: data is shown as text, never as markup
+  function plain(v) { return String(v).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
   function numeric(values) { return values.every(function (v) { return typeof v === 'number'; }); }
   function select(id) { return document.getElementById(id); }
+  function varies(rows, d) {
+    var seen = Object.create(null), count = 0;
+    rows.forEach(function (r) { var t = text(r[d]); if (!seen[t]) { seen[t] = true; count += 1; } });
+    return count > 1;
+  }
   // what reports.safe_link lets through, again here: only http(s) and relative links are opened
   function safeLink(link) {
     if (typeof link !== 'string' || link === '' || /[\x00-\x20\x7f\\]/.test(link) || link.slice(0, 2) === '//') {
@@ -325,7 +388,8 @@ EXPLORER_SCRIPT = r"""
     return scheme === null || /^https?$/i.test(scheme[1]);
   }
   function state() {
-    var s = {kpi: select('ex-kpi').value, x: select('ex-x').value, series: select('ex-series').value, filters: {}};
+    var s = {kpi: select('ex-kpi').value, x: select('ex-x').value, series: select('ex-series').value,
+             y: select('ex-y').value, filters: {}};
     document.querySelectorAll('#explorer select[data-dim]').forEach(function (el) {
       if (el.value !== '') { s.filters[el.getAttribute('data-dim')] = el.value; }
     });
@@ -333,7 +397,7 @@ EXPLORER_SCRIPT = r"""
   }
   function apply(hash) {
     var params = new URLSearchParams(hash.replace(/^#/, ''));
-    [['kpi', 'ex-kpi'], ['x', 'ex-x'], ['series', 'ex-series']].forEach(function (pair) {
+    [['kpi', 'ex-kpi'], ['x', 'ex-x'], ['series', 'ex-series'], ['y', 'ex-y']].forEach(function (pair) {
       var wanted = params.get(pair[0]), el = select(pair[1]);
       if (wanted !== null && Array.prototype.some.call(el.options, function (o) { return o.value === wanted; })) {
         el.value = wanted;
@@ -347,29 +411,104 @@ EXPLORER_SCRIPT = r"""
   }
   function permalink(s) {
     var params = new URLSearchParams();
-    params.set('kpi', s.kpi); params.set('x', s.x); params.set('series', s.series);
+    params.set('kpi', s.kpi); params.set('x', s.x); params.set('series', s.series); params.set('y', s.y);
     Object.keys(s.filters).sort().forEach(function (k) { params.set('f.' + k, s.filters[k]); });
     return '#' + params.toString();
   }
-  function render() {
-    var s = state();
-    var rows = data.rows.filter(function (r) {
-      if (r[s.kpi] === null || r[s.kpi] === undefined || r[s.x] === undefined) { return false; }
-      return Object.keys(s.filters).every(function (k) { return text(r[k]) === s.filters[k]; });
+  // the legend: below the plot, at most a few lines high (it scrolls), series grouped by their first
+  // factor; a click hides or shows a series (or a group). The plot keeps its whole box.
+  function drawLegend(traces, labels, seriesDims) {
+    legend.textContent = '';
+    legend.hidden = traces.length < 2;
+    if (legend.hidden) { return; }
+    var title = document.createElement('div');
+    title.className = 'meta';
+    title.textContent = traces.length + ' series, one per ' + seriesDims.join(', ') + ' (click one to hide or show it)';
+    legend.appendChild(title);
+    var box = null, current = null;
+    traces.forEach(function (trace, i) {
+      if (box === null || trace.legendgroup !== current) {
+        current = trace.legendgroup;
+        box = document.createElement('div');
+        box.className = 'legend-group';
+        if (current) {
+          var heading = document.createElement('button');
+          heading.type = 'button'; heading.className = 'legend-item legend-group-title'; heading.textContent = current;
+          heading.addEventListener('click', (function (group) {
+            return function () {
+              var members = [];
+              plot.data.forEach(function (t, j) { if (t.legendgroup === group) { members.push(j); } });
+              var show = members.every(function (j) { return plot.data[j].visible === false; });
+              Plotly.restyle(plot, {visible: show}, members);
+              legend.querySelectorAll('[data-trace]').forEach(function (el) {
+                if (members.indexOf(Number(el.getAttribute('data-trace'))) >= 0) {
+                  el.classList.toggle('hidden', !show);
+                }
+              });
+            };
+          })(current));
+          box.appendChild(heading);
+        }
+        legend.appendChild(box);
+      }
+      var item = document.createElement('button');
+      item.type = 'button'; item.className = 'legend-item'; item.setAttribute('data-trace', String(i));
+      var swatch = document.createElement('span');
+      swatch.className = 'swatch'; swatch.style.color = trace.line.color;
+      swatch.textContent = SYMBOLS[Math.floor(i / PALETTE.length) % SYMBOLS.length][1];
+      item.appendChild(swatch);
+      item.appendChild(document.createTextNode(labels[i]));
+      item.addEventListener('click', function () {
+        var shown = plot.data[i].visible !== false;
+        Plotly.restyle(plot, {visible: !shown}, [i]);
+        item.classList.toggle('hidden', shown);
+      });
+      box.appendChild(item);
     });
-    // series "*": one per combination of every other dimension that varies among the rows shown
-    var seriesDims = s.series === '*' ? data.dimensions.filter(function (d) {
-      if (d === s.x) { return false; }
-      var seen = {};
-      rows.forEach(function (r) { seen[text(r[d])] = true; });
-      return Object.keys(seen).length > 1;
-    }) : (s.series ? [s.series] : []);
-    var groups = {}, order = [];
+  }
+  function render() {
+    var s = state(), leftOut = 0;
+    var rows = data.rows.filter(function (r) {
+      if (missing(r[s.kpi])) { return false; }
+      if (!Object.keys(s.filters).every(function (k) { return text(r[k]) === s.filters[k]; })) { return false; }
+      // a factor that does not apply to a test (a convolution's size) is no position on its axis: left out, said
+      if (missing(r[s.x])) { leftOut += 1; return false; }
+      return true;
+    });
+    // series "*": one per combination of the factors (the settings a user varies, never a run's provenance)
+    // that vary among the rows shown
+    var seriesDims = s.series === '*' ? [] : (s.series ? [s.series] : []);
+    if (s.series === '*') {
+      (data.factors || data.dimensions).forEach(function (d) {
+        if (d === s.x) { return; }
+        // a factor the ones already chosen determine (a convolution's batch, given the indicator) splits no
+        // series: it is left out of their names
+        var seen = Object.create(null), splits = false;
+        rows.forEach(function (r) {
+          var k = seriesDims.map(function (c) { return text(r[c]); }).join('\u0001'), v = text(r[d]);
+          if (!(k in seen)) {
+            seen[k] = v;
+          } else if (seen[k] !== v) {
+            splits = true;
+          }
+        });
+        if (splits) { seriesDims.push(d); }
+      });
+    }
+    var groupDim = seriesDims.length > 1 ? seriesDims[0] : null;
+    var groups = Object.create(null), groupOf = Object.create(null), order = [];
     rows.forEach(function (r) {
-      var key = seriesDims.length ? seriesDims.map(function (d) { return d + '=' + text(r[d]); }).join(', ') : 'all';
-      if (!groups[key]) { groups[key] = []; order.push(key); }
+      // a factor unset for a test (a convolution's size) is not part of its series' name
+      var named = seriesDims.filter(function (d) { return !missing(r[d]); });
+      var key = seriesDims.length ? (named.length ? named : seriesDims)
+        .map(function (d) { return d + '=' + text(r[d]); }).join(', ') : 'all';
+      if (!groups[key]) {
+        groups[key] = []; order.push(key); groupOf[key] = groupDim ? groupDim + '=' + text(r[groupDim]) : '';
+      }
       groups[key].push(r);
     });
+    order.sort(function (a, b) {
+      return groupOf[a] < groupOf[b] ? -1 : groupOf[a] > groupOf[b] ? 1 : a < b ? -1 : a > b ? 1 : 0; });
     var isNumeric = numeric(rows.map(function (r) { return r[s.x]; }));
     // ISO times (a long-term view's x): a date axis, in time order
     var isDate = !isNumeric && rows.length > 0 && rows.every(function (r) {
@@ -379,42 +518,64 @@ EXPLORER_SCRIPT = r"""
                  drift: ['star-triangle-down-open', '#9467bd'],
                  improvement: ['triangle-up', '#2ca02c'], inconclusive: ['diamond-open', '#ff7f0e']};
     var errorKey = s.kpi + '__error', meta = data.kpis[s.kpi] || {};
-    var traces = order.sort().map(function (key) {
-      var g = groups[key].slice();
+    // the other labels (a run's provenance, the machine) on the hover, when they vary
+    var hoverDims = (data.hover || []).filter(function (d) {
+      return d !== s.x && seriesDims.indexOf(d) < 0 && varies(rows, d); });
+    var labels = [];
+    var traces = order.map(function (key, i) {
+      var g = groups[key].slice(), color = PALETTE[i % PALETTE.length];
+      var symbol = SYMBOLS[Math.floor(i / PALETTE.length) % SYMBOLS.length][0];
       if (isNumeric) { g.sort(function (a, b) { return a[s.x] - b[s.x]; }); }
       if (isDate) { g.sort(function (a, b) { return a[s.x] < b[s.x] ? -1 : a[s.x] > b[s.x] ? 1 : 0; }); }
-      var trace = {type: 'scatter', mode: isNumeric || isDate ? 'lines+markers' : 'markers', name: key,
-                   x: g.map(function (r) { return isNumeric || isDate ? r[s.x] : text(r[s.x]); }),
-                   y: g.map(function (r) { return r[s.kpi]; }),
-                   text: g.map(function (r) { return r.test_path + (r[verdictKey] ? ' - ' + r[verdictKey] : '') +
-                                                     (r.artifacts ? ' - artifacts: ' + r.artifacts : ''); }),
-                   customdata: g.map(function (r) { return safeLink(r.link) ? r.link : null; }), marker: {size: 9}};
+      var xs = g.map(function (r) { return isNumeric || isDate ? r[s.x] : text(r[s.x]); });
+      // a line joins points of distinct x only: tests that share one (runs at one size) are markers
+      var repeated = xs.some(function (v, j) { return j > 0 && v === xs[j - 1]; });
+      var group = groupOf[key];
+      labels.push(groupDim ? seriesDims.slice(1).filter(function (d) { return !missing(g[0][d]); })
+        .map(function (d) { return d + '=' + text(g[0][d]); }).join(', ') || '(no other factor set)' : key);
+      var trace = {type: 'scatter', mode: (isNumeric || isDate) && !repeated ? 'lines+markers' : 'markers', name: key,
+                   legendgroup: group, x: xs, y: g.map(function (r) { return r[s.kpi]; }),
+                   line: {color: color}, marker: {size: 9, color: color, symbol: symbol},
+                   text: g.map(function (r) {
+                     return [r.test_path].concat(hoverDims.filter(function (d) { return !missing(r[d]); })
+                       .map(function (d) { return d + ': ' + text(r[d]); }))
+                       .concat(r[verdictKey] ? [r[verdictKey]] : [])
+                       .concat(r.artifacts ? ['artifacts: ' + r.artifacts] : []).map(plain).join('<br>'); }),
+                   customdata: g.map(function (r) { return safeLink(r.link) ? r.link : null; })};
       if (g.some(function (r) { return MARKS[r[verdictKey]]; })) {
-        trace.marker = {size: g.map(function (r) { return MARKS[r[verdictKey]] ? 14 : 9; }),
-                        symbol: g.map(function (r) { return (MARKS[r[verdictKey]] || ['circle'])[0]; }),
+        trace.marker = {color: color, size: g.map(function (r) { return MARKS[r[verdictKey]] ? 14 : 9; }),
+                        symbol: g.map(function (r) { return (MARKS[r[verdictKey]] || [symbol])[0]; }),
                         line: {width: 2, color: g.map(function (r) { return (MARKS[r[verdictKey]] || [null, '#444'])[1]; })}};
       }
       if (g.some(function (r) { return typeof r[errorKey] === 'number'; })) {
         // within the quantity's domain: a value that is never negative gets no bar below 0
         var nonNegative = rows.every(function (r) { return r[s.kpi] >= 0; });
-        trace.error_y = {type: 'data', symmetric: false, visible: true,
+        trace.error_y = {type: 'data', symmetric: false, visible: true, color: color,
                          array: g.map(function (r) { return r[errorKey] || 0; }),
                          arrayminus: g.map(function (r) {
                            var e = r[errorKey] || 0; return nonNegative ? Math.min(e, r[s.kpi]) : e; })};
       }
       return trace;
     });
-    var layout = {height: 440, margin: {l: 60, r: 20, t: 40, b: 50},
+    // a rate or a latency (never negative) is drawn from 0 unless the reader zooms in, and then the axis says so
+    var positive = rows.length > 0 && rows.every(function (r) {
+      return typeof r[s.kpi] === 'number' && r[s.kpi] >= 0; });
+    var zoomed = s.y === 'fit' && positive;
+    var layout = {autosize: true, margin: {l: 70, r: 20, t: 40, b: 60}, showlegend: false,
                   title: {text: s.kpi + ' by ' + s.x + (seriesDims.length ? ', one series per ' + seriesDims.join(', ') : '')},
                   xaxis: {title: {text: s.x + (data.units[s.x] ? ' (' + data.units[s.x] + ')' : '')},
-                          type: isNumeric ? 'linear' : isDate ? 'date' : 'category'},
-                  yaxis: {title: {text: s.kpi + (meta.unit ? ' (' + meta.unit + ')' : '')}},
-                  legend: {title: {text: seriesDims.join(', ')}}};
-    Plotly.react(plot, traces, layout, {displaylogo: false});
+                          type: isNumeric ? 'linear' : isDate ? 'date' : 'category', automargin: true},
+                  yaxis: {title: {text: s.kpi + (meta.unit ? ' (' + meta.unit + ')' : '') +
+                                        (zoomed ? ' - zoomed, not from 0' : '')},
+                          rangemode: positive && !zoomed ? 'tozero' : 'normal', automargin: true}};
+    Plotly.react(plot, traces, layout, {displaylogo: false, responsive: true});
+    drawLegend(traces, labels, seriesDims);
     plot.setAttribute('data-marked', String(rows.filter(function (r) { return MARKS[r[verdictKey]]; }).length));
     plot.setAttribute('data-points', String(rows.length));
     plot.setAttribute('data-traces', String(traces.length));
+    plot.setAttribute('data-left-out', String(leftOut));
     select('ex-count').textContent = rows.length + ' of ' + data.rows.length + ' test(s) shown' +
+      (leftOut ? '; ' + leftOut + ' without ' + s.x + ' left out (it does not apply to them)' : '') +
       (meta.higher_is_better === true ? '; higher is better' : meta.higher_is_better === false ? '; lower is better' : '');
     var link = permalink(s);
     select('ex-permalink').setAttribute('href', link);
@@ -447,10 +608,11 @@ def _plain(value):
     return value
 
 
-def explorer_html(df, kpis, dimensions, definitions, units=None):
+def explorer_html(df, kpis, dimensions, definitions, units=None, factors=None):
     """The explorer's controls, its data (the successful tests' settings, labels and KPI values)
     and its script: choose the KPI, the x axis and the series, filter by any setting or label; the
-    URL fragment holds the view (a permalink that restores it). Offline, in the same page."""
+    URL fragment holds the view (a permalink that restores it). Offline, in the same page.
+    ``factors``: the dimensions the default series are made of (see ``explorer_block``)."""
     if df.empty or not kpis or not dimensions:
         return ""
     columns = ["test_path"] + list(dimensions) + [c for k in kpis for c in (k, error_column(k)) if c in df.columns]
@@ -458,16 +620,25 @@ def explorer_html(df, kpis, dimensions, definitions, units=None):
     meta = {d.name: {"unit": d.unit, "higher_is_better": d.higher_is_better} for d in definitions if d.name in kpis}
     filter_values = {dimension: sorted({"(unset)" if is_missing(v) else display_value(v) if isinstance(v, float)
                                         else str(v) for v in df[dimension]}) for dimension in dimensions}
-    return explorer_block(rows, meta, dimensions, filter_values, units)
+    return explorer_block(rows, meta, dimensions, filter_values, units, factors=factors)
 
 
-def explorer_block(rows, meta, dimensions, filter_values, units=None):
+def explorer_block(rows, meta, dimensions, filter_values, units=None, factors=None, hover=None):
     """The explorer of ``rows`` (dicts: ``test_path``, the dimensions, each KPI, its ``<kpi>__error``, and
     optionally ``<kpi>__verdict`` - marked on the points - ``link`` - opened on a click when ``safe_link``
     says so, dropped otherwise - and ``artifacts`` - a URL shown as text on hover);
     ``meta`` {kpi: {unit, higher_is_better}}; ``filter_values`` {dimension: values offered} (a dimension
-    without an entry is an axis or series only)."""
+    without an entry is an axis or series only). ``factors``: the dimensions a user varies, whose
+    combinations are the default series (None: every dimension but the provenance labels,
+    ``is_provenance``); ``hover``: the columns shown on a point's hover when they vary (None: the
+    dimensions that are not factors). A test without the x axis' dimension is left out of the plot,
+    and the count says so; a quantity that is never negative is drawn from 0 unless the reader zooms in."""
     kpis = list(meta)
+    if factors is None:
+        factors = [d for d in dimensions if not is_provenance(d)]
+    factors = [d for d in factors if d in dimensions]
+    if hover is None:
+        hover = [d for d in dimensions if d not in factors]
 
     def options(values, selected=None, blank=None):
         found = ([("", blank)] if blank is not None else []) + [(v, v) for v in values]
@@ -480,24 +651,41 @@ def explorer_block(rows, meta, dimensions, filter_values, units=None):
             continue
         filters.append("<label>%s <select data-dim='%s'>%s</select></label>" % (
             escape(dimension), escape(dimension), options(filter_values[dimension], blank="all")))
-    # by default one series per combination of everything else that varies (dtype and indicator
-    # never merged into one line), as the overview's plots
-    series = [("*", "(every other setting that varies)")] + [(d, d) for d in dimensions]
+    # by default one series per combination of the factors that vary (dtype and indicator never merged
+    # into one line, as the overview's plots); a run's provenance (its commit, host) is on the hover
+    series = [("*", "(every factor that varies)")] + [(d, d) for d in dimensions]
     series_options = "".join("<option value='%s'%s>%s</option>" % (
         escape(v), " selected" if v == "*" else "", escape(label)) for v, label in series)
     controls = ("<div class='controls'><label>KPI <select id='ex-kpi'>%s</select></label> "
                 "<label>x <select id='ex-x'>%s</select></label> "
                 "<label>series <select id='ex-series'><option value=''>(none)</option>%s</select></label> "
+                "<label>y axis <select id='ex-y'><option value='zero' selected>from 0</option>"
+                "<option value='fit'>zoomed to the data (not from 0)</option></select></label> "
                 "<a id='ex-permalink' href='#'>permalink</a> <span id='ex-count' class='meta'></span></div>"
-                "<div class='controls'>filters: %s</div>") % (
-        options(kpis), options(dimensions), series_options, " ".join(filters))
+                "<div class='controls'>filters: %s</div>%s") % (
+        options(kpis), options(dimensions), series_options, " ".join(filters), series_words(factors, hover))
     axis_units = {d: (units or {}).get(d) for d in dimensions if (units or {}).get(d)}
     rows = [row if safe_link(row.get("link")) or "link" not in row else
             {k: v for k, v in row.items() if k != "link"} for row in rows]
-    return ("<div id='explorer' class='card'><h2>Explore</h2>%s<div id='ex-plot' class='plot'></div>"
+    data = {"rows": rows, "kpis": meta, "dimensions": list(dimensions), "units": axis_units,
+            "factors": factors, "hover": list(hover)}
+    return ("<div id='explorer' class='card'><h2>Explore</h2>%s<div id='ex-plot'></div>"
+            "<div id='ex-legend' class='legend' hidden></div>"
             "<script type='application/json' id='ex-data'>%s</script><script>%s</script></div>") % (
-        controls, _json_for_script({"rows": rows, "kpis": meta, "dimensions": list(dimensions), "units": axis_units}),
-        EXPLORER_SCRIPT)
+        controls, _json_for_script(data), EXPLORER_SCRIPT)
+
+
+def series_words(factors, hover, shown=12):
+    """The line under the explorer's controls: what the default series are made of, and what is on the hover."""
+    def names(values):
+        values = list(values)
+        return ", ".join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
+
+    words = ["series by default: one per combination of the factors that vary among the tests shown (%s)"
+             % (names(factors) or "none")]
+    if hover:
+        words.append("on each point's hover, when they vary: %s" % names(hover))
+    return "<p class='meta' id='ex-series-words'>%s</p>" % escape("; ".join(words))
 
 
 def matrix_overview(ctx):
@@ -518,7 +706,10 @@ def matrix_overview(ctx):
     dimensions.sort(key=lambda d: (d in labels and d not in ctx.entries_settings_keys(),
                                    not df[d].dropna().map(lambda v: isinstance(v, (int, float))
                                                           and not isinstance(v, bool)).all()))
-    parts.append(explorer_html(df, kpis, dimensions, definitions, units=ctx.axis_units()))
+    # the default series: the matrix's settings (a label - the machine, a version - is on the hover and a filter)
+    settings = ctx.entries_settings_keys()
+    factors = [d for d in dimensions if d in settings and not is_provenance(d)]
+    parts.append(explorer_html(df, kpis, dimensions, definitions, units=ctx.axis_units(), factors=factors))
     units = ctx.units()
     count = 0
     for value, data in groups:
@@ -776,16 +967,18 @@ def regression_report(summary, details):
             escape(_change(r)), _fmt(r.get("pvalue")) if r.get("pvalue") is not None else "",
             escape(r.get("why") or "")) for r in summary["inconclusive"])
         parts.append("<h2 class='meta'>Inconclusive</h2><p class='meta'>changes the evidence cannot tell from noise "
-                     "yet; they never fail the test</p><table><tr><th>test</th><th>KPI</th><th>current</th>"
-                     "<th>baseline</th><th>change</th><th>p-value</th><th>why</th></tr>%s</table>" % rows)
+                     "yet; they never fail the test</p><div class='table-scroll'><table><tr><th>test</th>"
+                     "<th>KPI</th><th>current</th>"
+                     "<th>baseline</th><th>change</th><th>p-value</th><th>why</th></tr>%s</table></div>" % rows)
     if summary.get("drifts"):
         rows = "".join("<tr><td>%s</td><td>%s</td><td>%s %s</td><td class='%s'>%s</td></tr>" % (
             escape(r["test"]), escape(r["kpi"]), _fmt(r["current"]), escape(r["unit"]),
             "failed" if (r.get("drift") or {}).get("direction") == "worse" else "ok",
             escape(drift_words(r.get("drift") or {}))) for r in summary["drifts"])
         parts.append("<h2>Drifts</h2><p class='meta'>no step, but the latest runs slope: a slow trend, reported apart "
-                     "from regressions%s</p><table><tr><th>test</th><th>KPI</th><th>current</th><th>drift</th></tr>%s"
-                     "</table>" % ("; drifts for the worse fail the test" if summary.get("fail_on_drift") else "", rows))
+                     "from regressions%s</p><div class='table-scroll'><table><tr><th>test</th><th>KPI</th>"
+                     "<th>current</th><th>drift</th></tr>%s</table></div>" % (
+                         "; drifts for the worse fail the test" if summary.get("fail_on_drift") else "", rows))
     headings = (("regressions", "New regressions"), ("persisting_regressions", "Persisting regressions"),
                 ("improvements", "Improvements"))
     for kind, heading in headings:
@@ -798,8 +991,9 @@ def regression_report(summary, details):
                                escape(_change(r)),
                                _fmt(r.get("pvalue")) if r.get("pvalue") is not None else "",
                                escape(_since(r) or r["method"])) for r in summary[kind])
-            parts.append("<h2 class='%s'>%s</h2><table><tr><th>test</th><th>KPI</th><th>current</th><th>baseline</th>"
-                         "<th>change</th><th>p-value</th><th>where</th></tr>%s</table>" % (
+            parts.append("<h2 class='%s'>%s</h2><div class='table-scroll'><table><tr><th>test</th><th>KPI</th>"
+                         "<th>current</th><th>baseline</th>"
+                         "<th>change</th><th>p-value</th><th>where</th></tr>%s</table></div>" % (
                              "ok" if kind == "improvements" else "failed", heading, rows))
     if summary["not_analysed"]:
         parts.append("<h2>Not analysed</h2><ul>%s</ul>" % "".join(
@@ -858,8 +1052,9 @@ def regression_report(summary, details):
                     for h in kpi["history"])
                 rows += "<tr class='failed'><td>current</td><td>%s</td><td>this run</td><td></td><td></td></tr>" % _fmt(
                     evidence["current"])
-                parts.append("<table><tr><th>timestamp</th><th>%s (%s)</th><th>run</th><th>commit</th><th>artifacts</th>"
-                             "</tr>%s</table>" % (escape(kpi["name"]), escape(kpi["unit"]), rows))
+                parts.append("<div class='table-scroll'><table><tr><th>timestamp</th><th>%s (%s)</th><th>run</th>"
+                             "<th>commit</th><th>artifacts</th>"
+                             "</tr>%s</table></div>" % (escape(kpi["name"]), escape(kpi["unit"]), rows))
         parts.append("</div>")
     return "Regression analysis", "".join(parts)
 

@@ -240,3 +240,45 @@ def test_workload_names_that_clash_as_files_get_pages_of_their_own(tmp_path):
     assert files[1] == "a_b.html" and re.fullmatch(r"workload-[0-9a-f]{16}\.html", files[2])
     for name, filename in zip(names, files):
         assert "- %s</title>" % html.escape(name) in open(str(tmp_path / "site" / filename), encoding="utf-8").read()
+
+
+# --------------------------------------------------------------------------
+# readable at first sight: the default series are the factors a user varies, a run's provenance is on the hover
+
+
+def test_the_default_series_are_the_matrix_factors_never_a_runs_provenance(tmp_path):
+    documents = []
+    for run in range(6):
+        for size in (256, 512):
+            documents.append(kpi("t%d-%d" % (run, size), "run%d" % run, "rate", 100.0, "2026-11-%02dT10:00:00+00:00"
+                                 % (run + 1), size=size, dtype="float32", library_version="2.%d" % (run // 3),
+                                 git_commit="%040x" % run, hostname="ci-runner-%d" % run, presets="cpu_smoke,ci",
+                                 collection_version="1.0.%d" % run, kpi_settings_version="1.1", build="b%d" % run,
+                                 cpu_model="EPYC" if run % 2 else "Xeon"))
+    store = one_store(tmp_path, *documents)
+    built = dashboard.build(store, str(tmp_path / "site"), regression_section={"ignored_keys": ["build"]})
+    text, data = page_data(str(tmp_path / "site" / built["pages"]["perf_indicators"]))
+    # the workload's sorting keys (its matrix's settings) first, then its comparison keys, the machine last;
+    # collection_version is a comparison key, but a version of this collection: provenance
+    assert data["factors"] == ["indicator", "dtype", "size", "library_version", "host_cpu_model", "cpu_model"]
+    assert data["dimensions"][:3] == ["when", "collection_version", "library_version"]
+    # on the hover: the run, its time and every label that is not a factor (the configuration's ignored_keys too)
+    assert data["hover"] == ["run_id", "when", "collection_version", "build", "git_commit", "hostname",
+                             "kpi_settings_version", "presets"]
+    # still filters: a reader picks a commit or a host
+    assert "<select data-dim='git_commit'>" in text and "<select data-dim='hostname'>" in text
+    assert "<option value='*' selected>(every factor that varies)</option>" in text
+    # without the workload's keys (a workload the store names only), the built-in provenance names still apply
+    store.write([dict(d, workload="team", doc_id="team-" + d["doc_id"]) for d in documents])
+    built = dashboard.build(store, str(tmp_path / "site2"))
+    _text, data = page_data(str(tmp_path / "site2" / built["pages"]["team"]))
+    assert data["factors"] == ["build", "cpu_model", "dtype", "host_cpu_model", "indicator", "library_version",
+                               "size"]
+
+
+def test_series_factors_order_and_exclusions():
+    labels = ["hostname", "cpu_model", "size", "server_version", "model", "git_commit", "build"]
+    assert dashboard.series_factors(labels, comparison_keys=["server_version"], machine_keys=["cpu_model"],
+                                    ignored_keys=["build"], sorting_keys=["model", "size"]) == [
+        "model", "size", "server_version", "cpu_model"]
+    assert dashboard.series_factors(labels) == ["cpu_model", "size", "server_version", "model", "build"]

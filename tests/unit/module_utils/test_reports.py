@@ -1,5 +1,6 @@
 import json
 import os
+import re
 
 import pandas as pd
 import pytest
@@ -192,10 +193,89 @@ def test_every_axis_names_its_unit_when_the_workload_gives_it():
     assert fig.layout.yaxis.title.text == "ttft_p99 (ms)"
 
 
-def test_the_explorers_default_series_is_every_other_setting_that_varies():
-    html_text = r.explorer_html(DF, ["rate"], ["size", "dtype", "indicator"], [], units={"size": "n"})
-    assert "<option value='*' selected>(every other setting that varies)</option>" in html_text
-    assert '"units": {"size": "n"}' in html_text and '"dimensions": ["size", "dtype", "indicator"]' in html_text
+def explorer_data(html_text):
+    found = re.search(r"<script type='application/json' id='ex-data'>(.*?)</script>", html_text, re.S)
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def test_the_explorers_default_series_are_the_factors_that_vary_never_the_provenance():
+    df = DF.assign(hostname=["ci-1", "ci-2", "ci-3", "ci-4"], git_commit=["a1", "b2", "c3", "d4"],
+                   cpu_model=["EPYC"] * 4)
+    html_text = r.explorer_html(df, ["rate"], ["size", "dtype", "indicator", "hostname", "git_commit", "cpu_model"],
+                                [], units={"size": "n"})
+    assert "<option value='*' selected>(every factor that varies)</option>" in html_text
+    data = explorer_data(html_text)
+    assert data["units"] == {"size": "n"}
+    assert data["dimensions"] == ["size", "dtype", "indicator", "hostname", "git_commit", "cpu_model"]
+    # a run's provenance is on the hover (and a filter), never a default series
+    assert data["factors"] == ["size", "dtype", "indicator", "cpu_model"]
+    assert data["hover"] == ["hostname", "git_commit"]
+    assert "<select data-dim='hostname'>" in html_text
+    assert "series by default: one per combination of the factors that vary among the tests shown (size, dtype, " \
+           "indicator, cpu_model); on each point&#x27;s hover, when they vary: hostname, git_commit" in html_text
+    # the caller names the factors (the matrix overview: the settings)
+    data = explorer_data(r.explorer_html(df, ["rate"], ["size", "dtype", "cpu_model"], [], factors=["size", "dtype"]))
+    assert data["factors"] == ["size", "dtype"] and data["hover"] == ["cpu_model"]
+
+
+@pytest.mark.parametrize("name, provenance", [
+    ("run_id", True), ("git_commit", True), ("hostname", True), ("test_path", True), ("collection_version", True),
+    ("kpi_settings_version", True), ("presets", True), ("HOSTNAME", True), ("model_path", True),
+    ("build_id", True), ("operator_commit", True), ("results_dir", True), ("image_sha", True),
+    ("size", False), ("dtype", False), ("server_version", False), ("library_version", False), ("model", False),
+    ("cpu_model", False), ("commits_per_second", False), ("tensor_parallel", False),
+])
+def test_provenance_labels_are_named_by_a_built_in_list(name, provenance):
+    assert r.is_provenance(name) is provenance
+
+
+def test_rates_and_latencies_are_drawn_from_zero():
+    # a rate: its axis starts from 0, so that 100 and 120 GFLOP/s are not drawn as the bottom and top of the plot
+    fig = r.plot_kpi_by_factor(DF, "rate", "size", "GFLOP/s", ["size", "dtype"])
+    assert fig.layout.yaxis.rangemode == "tozero"
+    assert r.plot_kpi_by_factor(DF, "rate", "dtype", "GFLOP/s", ["size", "dtype"]).layout.yaxis.rangemode == "tozero"
+    # a quantity that may be negative (a relative change) is drawn as it is
+    signed = DF.assign(rate=[-5.0, 3.0, 2.0, 1.0])
+    assert r.plot_kpi_by_factor(signed, "rate", "size", "%", ["size", "dtype"]).layout.yaxis.rangemode is None
+    # the LLM latency page: four stages within 0.02 % of 164 tokens/s, their TTFT within 2 %
+    from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
+
+    stages = pd.DataFrame([{"output_token_throughput": 163.99 + 0.01 * i, "ttft_p99_ms": 40.0 + 0.2 * i,
+                            "itl_p50_ms": 9.0, "model": "m", "offered": float(i + 1)} for i in range(4)])
+    fig = llm_load_reports.plot_latency_vs_throughput(stages)
+    assert fig.layout.xaxis.rangemode == "tozero" and fig.layout.yaxis.rangemode == "tozero"
+    assert fig.layout.xaxis.title.text == "output_token_throughput (tokens/s)"
+    _title, body = llm_load_reports.latency_throughput_report(stages)
+    assert body.count('"rangemode":"tozero"') == 4    # two plots, both axes
+
+
+def test_a_factor_that_does_not_apply_to_a_test_is_no_position_on_its_axis():
+    # the convolutions have no size: on the size axis they are left out, and the plot says so
+    df = pd.concat([DF, pd.DataFrame([
+        {"test_path": "c/0", "indicator": "conv1d", "dtype": "float32", "length": 2048, "rate": 9.0},
+        {"test_path": "c/1", "indicator": "conv2d", "dtype": "float32", "height": 56, "rate": 7.0}])])
+    fig = r.plot_kpi_by_factor(df, "rate", "size", "GFLOP/s", ["size", "dtype", "indicator"])
+    assert fig.layout.xaxis.type != "category"
+    xs = [x for trace in fig.data for x in trace.x]
+    assert sorted(xs) == [256, 256, 512, 512] and "(unset)" not in [str(x) for x in xs]
+    assert fig.layout.title.text == \
+        "rate by size<br><sup>2 test(s) without size left out (it does not apply to them)</sup>"
+    assert r.plot_kpi_by_factor(DF, "rate", "size", "GFLOP/s", ["size", "dtype"]).layout.title.text == "rate by size"
+
+
+def test_wide_tables_scroll_sideways_in_their_box():
+    from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import llm_load_reports
+
+    latencies = {"%s_%s_ms" % (m, p): 1.0 for m in llm_load_reports.LATENCY_METRICS for p in ("p50", "p90", "p99")}
+    stages = pd.DataFrame([dict(latencies, output_token_throughput=164.0, test_path="run/001__matbenchmarking/000",
+                                stage=0, model="m", offered=1.0)])
+    _title, body = llm_load_reports.latency_throughput_report(stages)
+    assert "<div class='table-scroll'><table" in body and body.count("<table") == body.count("class='table-scroll'")
+    _title, body = llm_load_reports.error_report(stages.assign(errors_by_class=[{"http_500": 2}]))
+    assert body.count("<table") == 1 and "<div class='table-scroll'><table" in body
+    assert ".table-scroll{overflow-x:auto;max-width:100%}" in r.page("t", body)
+    # and no page has a fixed width any more: the body takes the window's
+    assert "max-width:1200px" not in r.page("t", body)
 
 
 @pytest.mark.parametrize("url, opened", [
