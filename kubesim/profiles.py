@@ -6,7 +6,10 @@ two of them with four NVIDIA GPUs each; namespaces ``default``, ``kube-system``,
 StorageClass. ``openshift``: the same nodes with OpenShift's labels, plus the
 addons ``openshift`` (its APIs and cluster objects), ``olm`` (OLM with the
 ``redhat-operators``/``certified-operators``/``community-operators`` catalogs)
-and ``gateway-api``.
+and ``gateway-api``, and runs OpenShift's gateway controller (``openshift.io/gateway-controller/v1``;
+``vanilla`` runs none: a GatewayClass no running controller claims keeps its default status).
+``openshift-mig-single`` / ``openshift-mig-mixed``: ``openshift`` with H100 GPU workers labelled
+``nvidia.com/mig.config`` ``all-1g.10gb`` / ``all-balanced`` (kubesim.controllers.nvidia partitions them).
 
 GPU nodes do not advertise their GPUs: as on a real node, nothing does until
 NFD labels the PCI devices (``feature.node.kubernetes.io/pci-10de.present``)
