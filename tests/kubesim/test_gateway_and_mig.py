@@ -146,8 +146,8 @@ def test_gpu_ready_on_the_mixed_profile_advertises_each_mig_profile_as_its_own_r
         assert labels["nvidia.com/mig-3g.40gb.product"] == "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"
         assert labels["nvidia.com/mig-2g.20gb.slices.gi"] == "2" and labels["nvidia.com/mig-1g.10gb.memory"] == "10240"
         # the full GPUs' labels stay, without sharing (NewGPUResourceLabelerWithoutSharing: replicas 0)
-        assert (labels["nvidia.com/gpu.count"], labels["nvidia.com/gpu.product"], labels["nvidia.com/gpu.replicas"]) == (
-            "8", "NVIDIA-H100-80GB-HBM3", "0")
+        full = (labels["nvidia.com/gpu.count"], labels["nvidia.com/gpu.product"], labels["nvidia.com/gpu.replicas"])
+        assert full == ("8", "NVIDIA-H100-80GB-HBM3", "0")
         assert labels["nvidia.com/mig.capable"] == "true"
         assert "nvidia.com/gpu" not in gpu_resources(node(sim, "worker-0"))
 
@@ -185,7 +185,8 @@ def test_the_gpu_operator_partitions_then_advertises_mig_as_the_cluster_policy_s
     assert policy["spec"]["mig"] == {"strategy": "single"}
     policy["spec"]["mig"] = {"strategy": "mixed"}
     create(sim, "nvidia.com/v1", "ClusterPolicy", policy)
-    assert eventually(lambda: gpu_resources(node(sim)).get("nvidia.com/mig-1g.10gb") == "16", timeout=30), nvidia(node(sim))
+    assert eventually(lambda: gpu_resources(node(sim)).get("nvidia.com/mig-1g.10gb") == "16", timeout=30), \
+        nvidia(node(sim))
     assert nvidia(node(sim))["nvidia.com/mig.config.state"] == "success"
     assert "nvidia.com/gpu" not in gpu_resources(node(sim))
     # the CSV's example says single: with several MIG profiles per GPU, GFD's MIG-INVALID and no resource
