@@ -26,11 +26,12 @@ because aggregated APIs are not stored) and registered by name in an
 - ``tekton``: Tekton Pipelines' Pipeline, PipelineRun, Task and TaskRun CRDs (run by
   :mod:`kubesim.controllers.tekton`);
 - ``gpu-ready``: the GPU nodes as NFD and the GPU operator leave them (labels,
-  ``nvidia.com/gpu`` capacity) without deploying either.
+  ``nvidia.com/gpu`` capacity; on a MIG profile the MIG manager's partitions and the profile's MIG
+  strategy's resources) without deploying either.
 """
 
 from kubesim import apis, olm
-from kubesim.profiles import ensure
+from kubesim.profiles import ensure, profile
 
 OLM_CRDS = ["operators.coreos.com/CatalogSource", "operators.coreos.com/OperatorGroup",
             "operators.coreos.com/Subscription", "operators.coreos.com/InstallPlan",
@@ -102,7 +103,7 @@ class OLMAddon(Addon):
 
     def install(self, sim):
         cluster = sim.cluster
-        layout = olm_layout(sim.settings.profile)
+        layout = olm_layout(profile(sim.settings.profile).platform)
         apis.install_crds(cluster, OLM_CRDS)
         catalogs = olm.Catalogs(sim.settings.catalog_dirs)
         cluster.catalogs = catalogs
@@ -145,8 +146,8 @@ class KServeAddon(Addon):
         # (opendatahub-io/kserve) RawDeployment
         from kubesim.controllers.kserve import configured_mode, write_isvc_config
         if configured_mode(sim.cluster) is None:
-            write_isvc_config(sim.cluster, "kserve",
-                              "RawDeployment" if sim.settings.profile == "openshift" else "Serverless")
+            openshift = profile(sim.settings.profile).platform == "openshift"
+            write_isvc_config(sim.cluster, "kserve", "RawDeployment" if openshift else "Serverless")
 
 
 class KubeflowAddon(Addon):
@@ -199,11 +200,12 @@ class GPUReadyAddon(Addon):
 
     def install(self, sim):
         from kubesim.controllers.nfd import label_node_features
-        from kubesim.controllers.nvidia import advertise_gpus
+        from kubesim.controllers.nvidia import set_up_node
         cluster = sim.cluster
+        mig = profile(sim.settings.profile).mig or {}
         for node in cluster.store.list(("", "nodes"))[0]:
             label_node_features(cluster, node["metadata"]["name"])
-            advertise_gpus(cluster, node["metadata"]["name"], replicas=1, sharing="none")
+            set_up_node(cluster, node["metadata"]["name"], mig_strategy=mig.get("strategy", "none"))
 
 
 MONITORING_CRDS = ["monitoring.coreos.com/ServiceMonitor", "monitoring.coreos.com/PodMonitor", "monitoring.coreos.com/Prometheus"]

@@ -128,6 +128,10 @@ def _cluster_objects(cluster):
 def _machines(cluster):
     namespace = "openshift-machine-api"
     for suffix, instance_type, nodes in MACHINE_SETS:
+        owned = cluster.store.get(("", "nodes"), "", nodes[0])
+        # the profile's instance type of these nodes (profiles.Profile.gpu_instance_type) when it has them
+        instance_type = ((owned or {}).get("metadata", {}).get("labels") or {}).get(
+            "node.kubernetes.io/instance-type", instance_type)
         name = "%s-%s" % (INFRA_NAME, suffix)
         role = "worker"
         selector = {"machine.openshift.io/cluster-api-cluster": INFRA_NAME,

@@ -6,7 +6,10 @@ two of them with four NVIDIA GPUs each; namespaces ``default``, ``kube-system``,
 StorageClass. ``openshift``: the same nodes with OpenShift's labels, plus the
 addons ``openshift`` (its APIs and cluster objects), ``olm`` (OLM with the
 ``redhat-operators``/``certified-operators``/``community-operators`` catalogs)
-and ``gateway-api``.
+and ``gateway-api``, and runs OpenShift's gateway controller (``openshift.io/gateway-controller/v1``;
+``vanilla`` runs none: a GatewayClass no running controller claims keeps its default status).
+``openshift-mig-single`` / ``openshift-mig-mixed``: ``openshift`` with H100 GPU workers labelled
+``nvidia.com/mig.config`` ``all-1g.10gb`` / ``all-balanced`` (kubesim.controllers.nvidia partitions them).
 
 GPU nodes do not advertise their GPUs: as on a real node, nothing does until
 NFD labels the PCI devices (``feature.node.kubernetes.io/pci-10de.present``)
@@ -21,6 +24,8 @@ import json
 from kubesim.errors import ApiError
 
 PCI_DEVICES = "kubesim.perfscale.io/pci-devices"
+MIG_CONFIG = "nvidia.com/mig.config"
+OPENSHIFT_GATEWAY_CONTROLLER = "openshift.io/gateway-controller/v1"
 
 # cloud instance types kubesim knows: capacity and PCI devices (MachineSets create nodes of these types)
 INSTANCE_TYPES = {
@@ -85,11 +90,23 @@ def _ready_condition(ready):
 
 
 class Profile:
-    def __init__(self, name, node_labels=None, control_plane_roles=("control-plane",), addons=()):
+    """``platform``: ``vanilla`` or ``openshift`` (default: the name), how the addons lay OLM and KServe out.
+    ``gateway_controllers``: the Gateway API implementations running (their ``controllerName``; a
+    GatewayClass of any other stays as the API server defaulted it). ``gpu_instance_type``: the two GPU
+    workers' instance type. ``mig``: ``None``, or the MIG layout of the GPU workers (kubesim.controllers.nvidia):
+    ``{"config": <mig-parted config the node label nvidia.com/mig.config names>, "strategy": <the MIG
+    strategy the gpu-ready addon applies: single or mixed>}``."""
+
+    def __init__(self, name, node_labels=None, control_plane_roles=("control-plane",), addons=(),
+                 gateway_controllers=(), gpu_instance_type="g6e.12xlarge", mig=None, platform=None):
         self.name = name
+        self.platform = platform or name        # vanilla | openshift: how OLM and KServe are laid out (kubesim.addons)
         self.node_labels = dict(node_labels or {})
         self.control_plane_roles = list(control_plane_roles)
         self.addons = tuple(addons)
+        self.gateway_controllers = tuple(gateway_controllers)
+        self.gpu_instance_type = gpu_instance_type
+        self.mig = dict(mig) if mig else None
 
     def nodes(self):
         extra = self.node_labels
@@ -97,16 +114,27 @@ class Profile:
             node_body("control-plane-0", self.control_plane_roles, "m6i.2xlarge", extra,
                       taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
             node_body("worker-0", ["worker"], "m6i.4xlarge", extra),
-            node_body("worker-gpu-0", ["worker"], "g6e.12xlarge", extra),
-            node_body("worker-gpu-1", ["worker"], "g6e.12xlarge", extra),
+            node_body("worker-gpu-0", ["worker"], self.gpu_instance_type, dict(extra, **self.gpu_node_labels())),
+            node_body("worker-gpu-1", ["worker"], self.gpu_instance_type, dict(extra, **self.gpu_node_labels())),
         ]
 
+    def gpu_node_labels(self):
+        """What the cluster's admin labelled the GPU workers with: the MIG configuration the MIG manager applies."""
+        return {MIG_CONFIG: self.mig["config"]} if self.mig else {}
 
+
+OPENSHIFT = dict(platform="openshift", node_labels={"node.openshift.io/os_id": "rhcos"},
+                 control_plane_roles=("control-plane", "master"), addons=("openshift", "olm", "gateway-api"),
+                 gateway_controllers=(OPENSHIFT_GATEWAY_CONTROLLER,))
 PROFILE_TABLE = {
     "vanilla": Profile("vanilla"),
-    "openshift": Profile("openshift", node_labels={"node.openshift.io/os_id": "rhcos"},
-                         control_plane_roles=("control-plane", "master"),
-                         addons=("openshift", "olm", "gateway-api")),
+    "openshift": Profile("openshift", **OPENSHIFT),
+    # H100 80GB workers the MIG manager partitions: seven 1g.10gb slices per GPU, one MIG profile (single)...
+    "openshift-mig-single": Profile("openshift-mig-single", gpu_instance_type="p5.48xlarge",
+                                    mig={"config": "all-1g.10gb", "strategy": "single"}, **OPENSHIFT),
+    # ... or 2 x 1g.10gb + 2g.20gb + 3g.40gb per GPU, several MIG profiles (mixed)
+    "openshift-mig-mixed": Profile("openshift-mig-mixed", gpu_instance_type="p5.48xlarge",
+                                   mig={"config": "all-balanced", "strategy": "mixed"}, **OPENSHIFT),
 }
 PROFILES = tuple(PROFILE_TABLE)
 

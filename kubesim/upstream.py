@@ -70,7 +70,11 @@ SOURCES = {
     "clusterpolicy": Source("https://github.com/NVIDIA/gpu-operator", "a22dbf671f2e26f9a1e342f8eea28e196235e110",
                             "controllers/clusterpolicy_controller.go, controllers/state_manager.go, "
                             "controllers/nodelabeling_controller.go, controllers/object_controls.go, "
-                            "internal/conditions/clusterpolicy.go"),
+                            "internal/conditions/clusterpolicy.go; MIG: NVIDIA/k8s-device-plugin @ "
+                            "1b826acc6af3079d8923bac395c3124b8861a9a6 internal/lm/mig-strategy.go, "
+                            "internal/lm/resource.go, internal/rm/nvml_manager.go; NVIDIA/mig-parted @ "
+                            "bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d deployments/systemd/config-default.yaml, "
+                            "pkg/mig/reconfigure/reconfigure.go"),
     "dscinitialization": Source(ODH, ODH_COMMIT, "controllers/dscinitialization/dscinitialization_controller.go, "
                                                  "controllers/dscinitialization/servicemesh_setup.go, pkg/upgrade/upgrade.go"),
     "datasciencecluster": Source(ODH, ODH_COMMIT, "controllers/datasciencecluster/datasciencecluster_controller.go, "
@@ -79,7 +83,8 @@ SOURCES = {
                                                       "pkg/apis/serving/v1beta1/inference_service_status.go"),
     "llminferenceservice": Source(KSERVE, KSERVE_COMMIT, "pkg/controller/v1alpha2/llmisvc/controller.go, router.go, "
                                                          "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go"),
-    "gatewayclass": Source(GATEWAY_API, GATEWAY_API_COMMIT, "apis/v1/gatewayclass_types.go"),
+    "gatewayclass": Source(GATEWAY_API, GATEWAY_API_COMMIT, "apis/v1/gatewayclass_types.go, geps/gep-2162/index.md "
+                                                            "(only the profile's controllerNames are answered)"),
     "gateway": Source(GATEWAY_API, GATEWAY_API_COMMIT, "apis/v1/gateway_types.go, conformance/tests"),
     "httproute": Source(GATEWAY_API, GATEWAY_API_COMMIT, "apis/v1/shared_types.go, apis/v1/httproute_types.go"),
     "inferencepool": Source("https://github.com/kubernetes-sigs/gateway-api-inference-extension",

@@ -1,14 +1,25 @@
 """Gateway API (gateway.networking.k8s.io/v1) and the inference extension's InferencePool.
 
-- GatewayClass: ``Accepted=True`` (every ``controllerName`` is handled by kubesim).
-- Gateway: with an existing GatewayClass, ``Accepted`` at once and ``Programmed``
+- Which controllers run is the cluster profile's (``Profile.gateway_controllers``, kubesim/profiles.py:
+  ``openshift.io/gateway-controller/v1`` on ``openshift``, none on ``vanilla``). A GatewayClass whose
+  ``spec.controllerName`` one of them is gets ``Accepted=True`` (reason ``Accepted``, observedGeneration).
+  Any other class is never written to: it keeps the status the API server defaulted from its CRD
+  (``Accepted`` ``Unknown``/``Pending`` "Waiting for controller", gatewayclass_types.go: "Pending is the
+  default Reason on a new GatewayClass"; "Implementations MUST populate status on all GatewayClass
+  resources which specify their controller name" - and only those), and so do its Gateways (their CRD
+  default, ``Accepted`` and ``Programmed`` ``Unknown``/``Pending``, gateway_types.go) and the
+  HTTPRoutes attached only to them (no ``parents`` entry: shared_types.go, a parent the implementation
+  does not handle gets none).
+- Gateway: with a GatewayClass a running controller serves, ``Accepted`` at once and ``Programmed``
   after its delay (``kubesim.perfscale.io/delay-s``, default 2 s), an address
   (``<name>.<namespace>.gateway.kubesim.example.com``), per listener
   ``attachedRoutes``, ``supportedKinds`` and conditions ``Accepted``,
   ``Programmed``, ``ResolvedRefs``, ``Conflicted=False``. Without its class the
   status stays as created (no controller picks it up, as on a real cluster).
+- HTTPRoute and InferencePool ``parents[].controllerName`` is the parent Gateway's class's
+  ``controllerName`` (shared_types.go RouteParentStatus: the controller that wrote the entry).
   ``kubesim.perfscale.io/fail``: ``Programmed=False`` (reason ``Invalid``).
-- HTTPRoute: per parent Gateway that exists, ``Accepted`` and ``ResolvedRefs``
+- HTTPRoute: per parent Gateway that exists and whose class is served, ``Accepted`` and ``ResolvedRefs``
   (``False``/``BackendNotFound`` when a Service or InferencePool backend is missing).
 - InferencePool: ``status.parents`` lists the Gateways of the HTTPRoutes that
   route to it, each ``Accepted`` and ``ResolvedRefs`` (no route: no parents).
@@ -26,6 +37,7 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import set_condition
+from kubesim.profiles import profile
 
 GROUP = "gateway.networking.k8s.io"
 CLASSES = (GROUP, "gatewayclasses")
@@ -33,7 +45,32 @@ GATEWAYS = (GROUP, "gateways")
 ROUTES = (GROUP, "httproutes")
 POOLS = ("inference.networking.k8s.io", "inferencepools")
 SERVICES = ("", "services")
-CONTROLLER = "kubesim.perfscale.io/gateway-controller"
+
+
+def served_controllers(cluster):
+    """The gateway controllers (``controllerName``) the cluster's profile runs."""
+    settings = getattr(cluster, "settings", None)
+    return profile(getattr(settings, "profile", None) or "vanilla").gateway_controllers
+
+
+def class_controller(cluster, class_name):
+    """The ``controllerName`` of GatewayClass ``class_name`` when a running controller serves it, else None
+    (no such class, or a class of a controller the profile does not run)."""
+    gateway_class = cluster.store.get(CLASSES, "", class_name or "")
+    if gateway_class is None:
+        return None
+    name = (gateway_class.get("spec") or {}).get("controllerName")
+    return name if name in served_controllers(cluster) else None
+
+
+def gateway_controller(cluster, namespace, name):
+    """The ``controllerName`` serving Gateway ``namespace/name`` (None: no such Gateway or nobody serves it)."""
+    if cluster.registry.for_storage_key(*GATEWAYS) is None:
+        return None
+    gateway = cluster.store.get(GATEWAYS, namespace, name)
+    if gateway is None:
+        return None
+    return class_controller(cluster, (gateway.get("spec") or {}).get("gatewayClassName"))
 
 
 def _routes_to(cluster, gateway_ns, gateway_name):
@@ -53,11 +90,14 @@ class GatewayClassController(OperatorReconciler):
     default_delay = 0.0
 
     def sync(self, ref, gateway_class):
+        controller = (gateway_class.get("spec") or {}).get("controllerName")
+        if controller not in served_controllers(self.cluster):
+            return None     # no controller of this cluster claims it: the CRD's default status stays
         now = self.clock.timestamp()
 
         def change(status, obj):
             status["conditions"] = set_condition(status.get("conditions"), "Accepted", "True", "Accepted",
-                                                 "GatewayClass is accepted by kubesim", now,
+                                                 "Handled by %s" % controller, now,
                                                  observedGeneration=obj["metadata"].get("generation", 1))
         self.write_status(ref, change)
         return None
@@ -72,8 +112,8 @@ class GatewayController(OperatorReconciler):
     def sync(self, ref, gateway):
         cluster = self.cluster
         spec = gateway.get("spec") or {}
-        if cluster.store.get(CLASSES, "", spec.get("gatewayClassName") or "") is None:
-            return None
+        if class_controller(cluster, spec.get("gatewayClassName")) is None:
+            return None     # no class, or one no running controller serves: the CRD's default status stays
         now = self.clock.timestamp()
         generation = gateway["metadata"].get("generation", 1)
         failure = self.fail_message(gateway)
@@ -118,7 +158,7 @@ class HTTPRouteController(OperatorReconciler):
     name = "httproute"
     key = ROUTES
     default_delay = 0.0
-    extra_watches = (GATEWAYS, POOLS, SERVICES)
+    extra_watches = (GATEWAYS, CLASSES, POOLS, SERVICES)
 
     def related(self, event):
         if event.key == SERVICES:
@@ -143,8 +183,9 @@ class HTTPRouteController(OperatorReconciler):
         parents = []
         for parent in (route.get("spec") or {}).get("parentRefs") or ():
             namespace = parent.get("namespace") or ref.namespace
-            if cluster.store.get(("gateway.networking.k8s.io", "gateways"), namespace, parent["name"]) is None:
-                continue
+            controller = gateway_controller(cluster, namespace, parent["name"])
+            if controller is None:
+                continue    # no such Gateway, or no running controller serves it: no entry for this parent
             conditions = set_condition([], "Accepted", "True", "Accepted", "Route was valid", now,
                                        observedGeneration=generation)
             conditions = set_condition(conditions, "ResolvedRefs", "False" if missing else "True",
@@ -153,7 +194,7 @@ class HTTPRouteController(OperatorReconciler):
                                        else "Resolved all the Object references for the Route", now,
                                        observedGeneration=generation)
             parents.append({"parentRef": {"group": GROUP, "kind": "Gateway", "name": parent["name"], "namespace": namespace},
-                            "controllerName": CONTROLLER, "conditions": conditions})
+                            "controllerName": controller, "conditions": conditions})
 
         def change(status, obj):
             previous = {(p["parentRef"].get("namespace"), p["parentRef"]["name"]): p for p in status.get("parents") or ()}
@@ -173,7 +214,7 @@ class InferencePoolController(OperatorReconciler):
     name = "inferencepool"
     key = POOLS
     default_delay = 0.0
-    extra_watches = (ROUTES,)
+    extra_watches = (ROUTES, GATEWAYS, CLASSES)
 
     def sync(self, ref, pool):
         cluster = self.cluster
@@ -188,18 +229,19 @@ class InferencePoolController(OperatorReconciler):
                 if targets:
                     for parent in (route.get("spec") or {}).get("parentRefs") or ():
                         key = (parent.get("namespace") or ref.namespace, parent["name"])
-                        if key not in gateways:
-                            gateways.append(key)
+                        controller = gateway_controller(cluster, *key)
+                        if controller is not None and key not in [g[:2] for g in gateways]:
+                            gateways.append(key + (controller,))
 
         def change(status, obj):
             parents = []
-            for namespace, name in gateways:
+            for namespace, name, controller in gateways:
                 conditions = set_condition([], "Accepted", "True", "Accepted", "InferencePool has been accepted", now,
                                            observedGeneration=generation)
                 conditions = set_condition(conditions, "ResolvedRefs", "True", "ResolvedRefs",
                                            "All references resolved", now, observedGeneration=generation)
                 parents.append({"parentRef": {"group": GROUP, "kind": "Gateway", "name": name, "namespace": namespace},
-                                "controllerName": CONTROLLER, "conditions": conditions})
+                                "controllerName": controller, "conditions": conditions})
             old = {(p["parentRef"].get("namespace"), p["parentRef"]["name"]): p for p in status.get("parents") or ()}
             for parent in parents:
                 before = old.get((parent["parentRef"]["namespace"], parent["parentRef"]["name"]))

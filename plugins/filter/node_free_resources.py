@@ -12,6 +12,9 @@ description:
   - For each node, its allocatable CPU and memory minus what the pods bound to it request (pods that
     have not Succeeded or Failed; a limit stands for a missing request, init containers and overhead
     counted as the scheduler counts them). Never below 0.
+  - Its NVIDIA GPU resources as well, whatever the GPU operator's MIG strategy (C(gpus)) - C(nvidia.com/gpu)
+    (full GPUs, or MIG slices under the C(single) strategy), C(nvidia.com/gpu.shared) (time-slicing renamed) and
+    C(nvidia.com/mig-<profile>) (the C(mixed) strategy), each minus what the pods request of it.
 author:
   - perfscale.topsail developers (@perfscale)
 positional: _input, pods
@@ -36,7 +39,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: One C({node, cpu_millicores, memory_bytes}) per node, in the nodes' order.
+  description: >-
+    One C({node, cpu_millicores, memory_bytes, gpus}) per node, in the nodes' order; C(gpus) maps each GPU
+    resource the node advertises to how many are free (C({}) on a node without GPUs).
   type: list
   elements: dict
 """
@@ -45,13 +50,21 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import node_resources
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import gpu as gpu_waits
 
 
 def node_free_resources(nodes, pods):
+    nodes = list(nodes or [])
+    advertised = [gpu_waits.gpu_resources(node) if isinstance(node, dict) else {} for node in nodes]
+    names = tuple(sorted({name for own in advertised for name in own}))
     try:
-        return node_resources.free_resources(list(nodes or []), list(pods or []))
+        free = node_resources.free_resources(nodes, list(pods or []), ("cpu", "memory") + names)
     except ClusterError as exc:
         raise AnsibleFilterError(str(exc)) from None
+    for entry, own in zip(free, advertised):
+        counts = {name: entry.pop(name) for name in names}
+        entry["gpus"] = {name: counts[name] for name in names if name in own}
+    return free
 
 
 class FilterModule:

@@ -40,6 +40,25 @@ def test_the_gateway_and_an_llm_inference_service_behind_it(toolbox, kube, tmp_p
     assert "Ready=True" in read(state.command_dir, "conditions.txt")
 
 
+def test_a_gateway_class_no_running_controller_claims_fails_fast_naming_it(toolbox, kube, tmp_path):
+    """kubesim's openshift profile runs OpenShift's gateway controller only: a class of another controllerName stays
+    Pending for ever (as on a real cluster), and the command says so after class_grace, not after its timeout."""
+    import time
+    started = time.monotonic()
+    run = toolbox("llmd deploy_gateway", {"name": "unserved", "gateway_class": "unserved-class", "delay": 1,
+                                          "timeout": 300, "class_grace": 8,
+                                          "gateway_controller": "example.com/no-such-controller"}, tmp_path / "unserved")
+    assert run.returncode != 0
+    assert time.monotonic() - started < 120
+    failure = " ".join(read(run.command_dir, "FAILURE").split())
+    assert ("llmd deploy_gateway: GatewayClass unserved-class not Accepted within 8 s (class_grace): GatewayClass "
+            "unserved-class (controllerName example.com/no-such-controller): Accepted=Unknown (Pending: Waiting for "
+            "controller) - no controller named example.com/no-such-controller has answered") in failure, failure
+    gateway = kube.get("Gateway", "unserved", "openshift-ingress", "gateway.networking.k8s.io/v1")
+    assert {c["type"]: c["reason"] for c in gateway["status"]["conditions"]} == {"Accepted": "Pending",
+                                                                                 "Programmed": "Pending"}
+
+
 def test_a_guidellm_job_gives_llm_d_benchmark_reports(toolbox, sim, tmp_path):
     import json
     import os

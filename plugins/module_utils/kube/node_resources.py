@@ -6,6 +6,7 @@ scheduler's NodeResourcesFit counts), for ``cluster fill_workernodes``."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
@@ -19,11 +20,13 @@ FINISHED_PHASES = ("Succeeded", "Failed")
 def parse_quantity(value):
     """A Kubernetes quantity as a number (``500m`` -> 0.5, ``64Gi`` -> 68719476736)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    match = QUANTITY.match(str(value if value is not None else "").strip())
-    if not match or match.group(2) not in SUFFIXES:
+        amount = float(value)
+    else:
+        match = QUANTITY.match(str(value if value is not None else "").strip())
+        amount = float(match.group(1)) * SUFFIXES[match.group(2)] if match and match.group(2) in SUFFIXES else None
+    if amount is None or not math.isfinite(amount):
         raise ClusterError("quantity %r: expected a Kubernetes quantity such as 500m, 4 or 16Gi" % (value,))
-    return float(match.group(1)) * SUFFIXES[match.group(2)]
+    return amount
 
 
 def _container_requests(container):
@@ -63,6 +66,8 @@ def free_resources(nodes, pods, resources=("cpu", "memory")):
     for node in nodes:
         name = node["metadata"]["name"]
         allocatable = (node.get("status") or {}).get("allocatable") or {}
+        if not isinstance(allocatable, dict):
+            raise ClusterError("node %s: status.allocatable: expected a mapping of resources to quantities" % name)
         entry = {"node": name}
         for resource in resources:
             amount = parse_quantity(allocatable.get(resource, 0)) - requested.get(name, {}).get(resource, 0.0)

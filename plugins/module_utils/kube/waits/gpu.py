@@ -19,12 +19,25 @@ Upstream:
   (internal/conditions/clusterpolicy.go). The GPU stack is verified by its operands: the
   ``nvidia-operator-validator`` DaemonSet (driver, toolkit, CUDA and device-plugin validations) and
   the GPUs the device plugin advertises (tests/e2e/helpers, tests/scripts/verify-operator.sh).
+- MIG: NVIDIA/k8s-device-plugin @ 1b826acc6af3079d8923bac395c3124b8861a9a6 (internal/lm/mig-strategy.go,
+  internal/lm/resource.go, docs/gpu-feature-discovery/README.md "MIG 'single' strategy", "MIG 'mixed'
+  strategy") and gpu-operator's validator (cmd/nvidia-validator/main.go: GPU resources are ``nvidia.com/gpu*``
+  and ``nvidia.com/mig-*``). ``nvidia.com/mig.strategy=single``: the slices are ``nvidia.com/gpu``,
+  ``nvidia.com/gpu.product`` is ``<GPU>-MIG-<profile>`` and ``gpu.count`` the slices; a node whose GPUs are not
+  all cut into one profile is labelled ``<GPU>-MIG-INVALID`` with count 0 (``newInvalidMigStrategyLabeler``):
+  nothing is advertised until the MIG configuration or the strategy changes. ``mixed``: one
+  ``nvidia.com/mig-<profile>`` resource per profile, with ``nvidia.com/mig-<profile>.count``; the full GPUs'
+  ``gpu.replicas`` is 0 (no sharing of MIG-enabled GPUs). NVIDIA/mig-parted @
+  bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d (pkg/mig/reconfigure/reconfigure.go): the MIG manager labels
+  ``nvidia.com/mig.config.state`` ``pending``/``rebooting`` while it applies ``nvidia.com/mig.config``, then
+  ``success`` or ``failed`` (kept until the configuration label changes).
 """
 
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import (
-    Judge, Query, condition, condition_text, describe, is_true, quantity_count, ready, status_of, to_int, waiting)
+    Judge, Query, condition, condition_text, describe, failed, is_true, quantity_count, ready, short, status_of, to_int,
+    waiting)
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.core import rollout
 
 NFD_UPSTREAM = ("https://github.com/openshift/cluster-nfd-operator",
@@ -37,6 +50,12 @@ NFD_PREFIX = "feature.node.kubernetes.io/"
 GPU_PCI_LABELS = (NFD_PREFIX + "pci-10de.present", NFD_PREFIX + "pci-0302_10de.present",
                   NFD_PREFIX + "pci-0300_10de.present")
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+MIG_STRATEGY = "nvidia.com/mig.strategy"
+MIG_CONFIG = "nvidia.com/mig.config"
+MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
+MIG_CONFIG_BUSY = ("pending", "rebooting")
+MIG_INVALID = "-MIG-INVALID"
 VALIDATOR = "nvidia-operator-validator"
 
 
@@ -54,9 +73,70 @@ def has_gpu(node):
     return any(str(labels.get(key)) == "true" for key in GPU_PCI_LABELS)
 
 
-def allocatable_gpus(node):
+def _count(value):
+    try:
+        return max(quantity_count(value), 0)
+    except (OverflowError, TypeError):   # "inf", or a value that is not a quantity at all
+        return 0
+
+
+def is_gpu_resource(name):
+    """A resource the NVIDIA device plugin advertises: ``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` (time-slicing
+    renamed) or a MIG profile's ``nvidia.com/mig-<profile>`` (its ``.shared`` too)."""
+    return isinstance(name, str) and (name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX))
+
+
+def gpu_resources(node):
+    """``{resource: allocatable count}`` of the node's NVIDIA GPU resources (those above 0)."""
     allocatable = status_of(node).get("allocatable") or {}
-    return max(quantity_count(allocatable.get(r)) for r in GPU_RESOURCES)
+    if not isinstance(allocatable, dict):
+        return {}
+    found = {name: _count(value) for name, value in allocatable.items() if is_gpu_resource(name)}
+    return {name: count for name, count in found.items() if count > 0}
+
+
+def allocatable_gpus(node):
+    """The GPU devices a node offers: full GPUs, time-sliced replicas or MIG slices, whatever the MIG strategy."""
+    return sum(gpu_resources(node).values())
+
+
+def mig_strategy(node):
+    """GFD's ``nvidia.com/mig.strategy`` (``single``, ``mixed``), else ``none``."""
+    return str(labels_of(node).get(MIG_STRATEGY) or "none")
+
+
+def mig_profiles(node):
+    """``{nvidia.com/mig-<profile>: count}`` GFD labelled (``nvidia.com/mig-<profile>.count``, mixed strategy)."""
+    found = {}
+    for key, value in labels_of(node).items():
+        if isinstance(key, str) and key.startswith(MIG_RESOURCE_PREFIX) and key.endswith(".count"):
+            found[key[:-len(".count")]] = _count(value)
+    return found
+
+
+def mig_problem(node):
+    """``(state, why)`` of a node's MIG set-up - ``("failed", ...)`` for a state no controller leaves by itself,
+    ``("waiting", ...)`` while the MIG manager works - or ``(None, None)``."""
+    labels = labels_of(node)
+    config, state = labels.get(MIG_CONFIG), str(labels.get(MIG_CONFIG_STATE) or "")
+    if state == "failed":
+        return "failed", "%s: the MIG manager could not apply %s=%s (%s=failed)" % (
+            node_name(node), MIG_CONFIG, config, MIG_CONFIG_STATE)
+    if state in MIG_CONFIG_BUSY:
+        return "waiting", "%s: the MIG manager is applying %s=%s (%s=%s)" % (
+            node_name(node), MIG_CONFIG, config, MIG_CONFIG_STATE, state)
+    product = str(labels.get("nvidia.com/gpu.product") or "")
+    if product.endswith(MIG_INVALID):
+        return "failed", ("%s: nvidia.com/gpu.product %s - MIG strategy %s needs every GPU cut into one MIG profile "
+                          "(%s=%s): choose a single-profile configuration or the mixed strategy" % (
+                              node_name(node), short(product), mig_strategy(node), MIG_CONFIG, config))
+    return None, None
+
+
+def gpu_resource_text(node):
+    """The node's MIG resources as ``mig-1g.10gb=16,mig-2g.20gb=8`` (empty without MIG resources)."""
+    return ",".join("%s=%d" % (name[len("nvidia.com/"):], count) for name, count in sorted(gpu_resources(node).items())
+                    if name.startswith(MIG_RESOURCE_PREFIX))
 
 
 def node_name(node):
@@ -65,13 +145,14 @@ def node_name(node):
 
 def gpu_inventory(nodes):
     """One line per node the GPU operator labelled ``nvidia.com/gpu.present=true``, sorted by name:
-    ``<node> <allocatable GPUs> <nvidia.com/gpu.product>`` (time-sliced GPUs count as allocatable)."""
+    ``<node> <allocatable GPUs> <nvidia.com/gpu.product>`` (time-sliced GPUs and MIG slices count as allocatable),
+    followed on a MIG mixed node by its MIG resources (``mig-1g.10gb=16,mig-2g.20gb=8``)."""
     lines = []
     for node in nodes or ():
         if not isinstance(node, dict) or str(labels_of(node).get("nvidia.com/gpu.present")) != "true":
             continue
-        lines.append("%s %d %s" % (node_name(node), allocatable_gpus(node),
-                                   labels_of(node).get("nvidia.com/gpu.product", "")))
+        lines.append("%s %d %s %s" % (node_name(node), allocatable_gpus(node),
+                                      labels_of(node).get("nvidia.com/gpu.product", ""), gpu_resource_text(node)))
     return "".join(line.rstrip() + "\n" for line in sorted(lines))
 
 
@@ -156,11 +237,30 @@ class ClusterPolicyReconciled(Judge):
         return ready(summary) if reconciled else waiting(summary)
 
 
+def node_advertising(node):
+    """Why a GPU node does not yet advertise what GFD says it has (None when it does): allocatable GPU resources
+    and ``nvidia.com/gpu.count``, and on a MIG mixed node every ``nvidia.com/mig-<profile>.count`` profile."""
+    labels = labels_of(node)
+    total = allocatable_gpus(node)
+    if total <= 0 or not labels.get("nvidia.com/gpu.count"):
+        return "%s (allocatable %d, gpu.count %s)" % (node_name(node), total,
+                                                      labels.get("nvidia.com/gpu.count", "absent"))
+    if mig_strategy(node) == "mixed":
+        advertised = gpu_resources(node)
+        short_of = ["%s %d of %d" % (name, advertised.get(name, 0), count)
+                    for name, count in sorted(mig_profiles(node).items()) if count and advertised.get(name, 0) < count]
+        if short_of:
+            return "%s (MIG mixed: %s)" % (node_name(node), ", ".join(short_of))
+    return None
+
+
 class GpuStackReady(Judge):
     """The GPU stack as the GPU operator's own tests verify it: the ClusterPolicy ``Reconciled``, NFD's
     GPU labels on at least one node, the ``nvidia-operator-validator`` DaemonSet running on every GPU
     node (its pods are Ready once driver, toolkit, CUDA and device plugin are validated), and every GPU
-    node advertising allocatable GPUs with GPU feature discovery's ``nvidia.com/gpu.count`` label."""
+    node advertising allocatable GPUs with GPU feature discovery's ``nvidia.com/gpu.count`` label - whatever the
+    MIG strategy: MIG slices count (``nvidia.com/mig-<profile>``, every profile GFD counted), the MIG manager's
+    ``pending``/``rebooting`` is waited through, its ``failed`` and GFD's ``-MIG-INVALID`` end the wait."""
 
     name = "gpu_stack"
     description = "the GPU stack deployed and validated"
@@ -198,19 +298,26 @@ class GpuStackReady(Judge):
         desired = to_int(status_of(validator).get("desiredNumberScheduled"))
         if not done or desired < len(gpu_nodes):
             return waiting("%s: %s (%d GPU node(s))" % (describe(validator), why, len(gpu_nodes)))
-        missing = ["%s (allocatable %d, gpu.count %s)"
-                   % (node_name(n), allocatable_gpus(n), labels_of(n).get("nvidia.com/gpu.count", "absent"))
-                   for n in gpu_nodes
-                   if allocatable_gpus(n) <= 0 or not labels_of(n).get("nvidia.com/gpu.count")]
+        problems = [mig_problem(n) for n in gpu_nodes]
+        broken = [why for state, why in problems if state == "failed"]
+        if broken:
+            return failed("; ".join(broken))
+        busy = [why for state, why in problems if state == "waiting"]
+        if busy:
+            return waiting("; ".join(busy))
+        missing = [node_advertising(n) for n in gpu_nodes]
+        missing = [why for why in missing if why]
         if missing:
             return waiting("GPU node(s) without allocatable GPUs or GPU feature discovery labels: %s" % ", ".join(missing))
         total = sum(allocatable_gpus(n) for n in gpu_nodes)
-        return ready("GPU stack ready: %d GPU node(s), %d allocatable GPU(s), %s validated on each" % (
-            len(gpu_nodes), total, VALIDATOR))
+        strategies = sorted({mig_strategy(n) for n in gpu_nodes} - {"none"})
+        return ready("GPU stack ready: %d GPU node(s), %d allocatable GPU(s)%s, %s validated on each" % (
+            len(gpu_nodes), total, " (MIG strategy %s)" % "/".join(strategies) if strategies else "", VALIDATOR))
 
 
 class GpuTimeSlicing(Judge):
-    """Every GPU node (``nvidia.com/gpu.present=true``) advertises ``gpu.count`` x ``replicas`` GPUs."""
+    """Every GPU node (``nvidia.com/gpu.present=true``) advertises ``gpu.count`` x ``replicas`` GPUs (with MIG
+    single, ``gpu.count`` is the slices; a MIG mixed node whose GPUs are all MIG-enabled has nothing to share)."""
 
     name = "gpu_time_slicing"
     description = "GPUs shared by time-slicing"
@@ -230,6 +337,11 @@ class GpuTimeSlicing(Judge):
             return waiting("no node is labelled nvidia.com/gpu.present=true")
         pending = []
         for node in nodes:
+            if mig_strategy(node) == "mixed" and str(labels_of(node).get("nvidia.com/gpu.replicas")) == "0":
+                # GFD labels MIG-enabled GPUs without sharing (replicas 0): their slices are not nvidia.com/gpu
+                return failed("%s: MIG strategy mixed, its GPUs are MIG slices (%s) that time-slicing of "
+                              "nvidia.com/gpu does not share" % (node_name(node),
+                                                                  gpu_resource_text(node) or "none advertised"))
             count = to_int(labels_of(node).get("nvidia.com/gpu.count"))
             if count == 0 or allocatable_gpus(node) != count * replicas:
                 pending.append("%s (%d of %d)" % (node_name(node), allocatable_gpus(node), count * replicas))

@@ -141,6 +141,41 @@ def generation_current(obj, item):
     return observed is None or generation is None or int(observed) >= int(generation)
 
 
+GATEWAYCLASS_ACCEPTED_TERMINAL = ("InvalidParameters", "Unsupported", "UnsupportedVersion")
+
+
+class GatewayClassAccepted(Judge):
+    """A GatewayClass Accepted by the controller its ``spec.controllerName`` names. Until a controller
+    answers, the class keeps its CRD default (``Accepted`` ``Unknown``, ``Pending``, "Waiting for
+    controller"; gatewayclass_types.go: the controller "MUST" set it "when it sees a GatewayClass using its
+    controller string") - for ever when no controller of that name runs, so the summary names it.
+    ``Accepted=False`` (``InvalidParameters``, ``Unsupported``, ``UnsupportedVersion``) needs a change."""
+
+    name = "gatewayclass"
+    description = "a GatewayClass Accepted by its controller"
+    api_version = "gateway.networking.k8s.io/v1"
+    kind = "GatewayClass"
+    upstream = (GATEWAY_API, "apis/v1/gatewayclass_types.go, geps/gep-2162/index.md")
+
+    def observe(self, found, target):
+        gateway_class = self.subject(found, target)
+        if gateway_class is None:
+            return self.absent(target)
+        controller = short((gateway_class.get("spec") or {}).get("controllerName") or "none")
+        name = "%s (controllerName %s)" % (describe(gateway_class), controller)
+        accepted = condition(gateway_class, "Accepted")
+        if accepted is None:
+            return waiting("%s: no status yet" % name)
+        status = str(accepted.get("status"))
+        if status == "False" and accepted.get("reason") in GATEWAYCLASS_ACCEPTED_TERMINAL:
+            return failed("%s: %s" % (name, condition_text(accepted)))
+        if status == "True" and generation_current(gateway_class, accepted):
+            return ready("%s: %s" % (name, condition_text(accepted)))
+        if status == "True":
+            return waiting("%s: status of an older generation (%s)" % (name, condition_text(accepted)))
+        return waiting("%s: %s - no controller named %s has answered" % (name, condition_text(accepted), controller))
+
+
 class GatewayProgrammed(Judge):
     """A Gateway Accepted and Programmed for its current generation, with an address."""
 
@@ -250,4 +285,5 @@ class InferencePoolAccepted(Judge):
         return ready("%s: accepted by %d parent(s)" % (name, len(parents)))
 
 
-JUDGES = (InferenceServiceReady, LLMInferenceServiceReady, GatewayProgrammed, HTTPRouteAccepted, InferencePoolAccepted)
+JUDGES = (InferenceServiceReady, LLMInferenceServiceReady, GatewayClassAccepted, GatewayProgrammed, HTTPRouteAccepted,
+          InferencePoolAccepted)
