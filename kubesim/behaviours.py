@@ -18,7 +18,8 @@ A rule may name one of the built-in ``BEHAVIOURS`` (its annotations, which the r
     [{"image": "quay.io/modh/vllm:*", "behaviour": "slow-storage", "annotations": {"start-delay-s": "60"}}]
 
 - ``crash-once``: the container exits with code 1 (its log: a CUDA error) 5 simulated seconds after it
-  starts, before it is ready (8 s), once; the kubelet restarts it after its back-off and the restart runs - what KServe reports ``BlockedByFailedLoad`` for, then
+  starts, before it is ready (8 s), once; the kubelet restarts it after its back-off and the restart
+  runs - what KServe reports ``BlockedByFailedLoad`` for, then
   ``Loaded`` (kserve/kserve inference_service_status.go, PropagateModelStatus);
 - ``crash-loop``: the same crash for ever (CrashLoopBackOff, the back-off doubling to 5 minutes);
 - ``slow-storage``: the pod stays ``ContainerCreating`` for 120 simulated seconds, as while the kubelet
@@ -41,7 +42,8 @@ BEHAVIOURS = {
 def behaviour_annotations(name):
     """The annotations of the built-in behaviour ``name`` (ValueError naming the known ones otherwise)."""
     if name not in BEHAVIOURS:
-        raise ValueError("image behaviour %r: unknown; expected one of %s" % (str(name)[:80], ", ".join(sorted(BEHAVIOURS))))
+        raise ValueError("image behaviour %r: unknown; expected one of %s" % (str(name)[:80],
+                                                                              ", ".join(sorted(BEHAVIOURS))))
     return dict(BEHAVIOURS[name])
 
 

@@ -77,7 +77,8 @@ SOURCES = {
                                                   "components/kserve/kserve_controller_actions.go"),
     "inferenceservice": Source(KSERVE, KSERVE_COMMIT, "pkg/controller/v1beta1/inferenceservice/controller.go, "
                                                       "pkg/apis/serving/v1beta1/inference_service_status.go, "
-                                                      "pkg/controller/v1beta1/inferenceservice/components/predictor.go, "
+                                                      "pkg/controller/v1beta1/inferenceservice/components/"
+                                                      "predictor.go, "
                                                       "pkg/controller/v1beta1/inferenceservice/reconcilers/ingress/"
                                                       "kube_ingress_reconciler.go, ingress_reconciler.go"),
     "knativeservice": Source("https://github.com/knative/serving", "69aa052f143657969e5f0d7e0902088da6f22566",

@@ -229,9 +229,11 @@ class KnativeServiceController(OperatorReconciler):
                 "apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": deployment_name, "namespace": namespace, "labels": dict(labels),
                              "ownerReferences": [owner_reference(revision)]},
-                "spec": {"replicas": replicas, "selector": {"matchLabels": {"serving.knative.dev/revision": revision_name}},
+                "spec": {"replicas": replicas,
+                         "selector": {"matchLabels": {"serving.knative.dev/revision": revision_name}},
                          "progressDeadlineSeconds": int(self._deadline(revision)),
-                         "template": {"metadata": {"labels": pod_labels, "annotations": dict(meta.get("annotations") or {})},
+                         "template": {"metadata": {"labels": pod_labels,
+                                                   "annotations": dict(meta.get("annotations") or {})},
                                       "spec": copy.deepcopy(template.get("spec") or {})}}}, namespace)
             conditions.mark_unknown("ResourcesAvailable", "Deploying")
             conditions.mark_unknown("ContainerHealthy", "Deploying")
@@ -300,7 +302,9 @@ class KnativeServiceController(OperatorReconciler):
         text = str(_annotations(revision or {}).get("serving.knative.dev/progress-deadline") or "")
         units = {"s": 1, "m": 60, "h": 3600}
         try:
-            return float(text[:-1]) * units[text[-1]] if text and text[-1] in units else float(text or PROGRESS_DEADLINE_S)
+            if text and text[-1] in units:
+                return float(text[:-1]) * units[text[-1]]
+            return float(text or PROGRESS_DEADLINE_S)
         except ValueError:
             return PROGRESS_DEADLINE_S
 

@@ -1,29 +1,47 @@
 """KServe: InferenceService (serving.kserve.io/v1beta1) and LLMInferenceService (v1alpha1).
 
-InferenceService, reconciled as a raw deployment in both modes (Serverless, where Knative is served,
-only changes the URL's form; see the mode rules below):
+InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912: pkg/controller/v1beta1/inferenceservice,
+pkg/apis/serving/v1beta1/inference_service_status.go, components/predictor.go, reconcilers/ingress):
 
-- the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the
-  namespace) or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``)
-  match ``model.modelFormat.name``; custom ``spec.predictor.containers`` need none;
-- a Deployment ``<name>-predictor`` (``minReplicas``, default 1) whose
-  ``kserve-container`` is the runtime's container with the model's ``args``,
-  ``env`` and ``resources`` (GPU requests are scheduled like any pod), and a
-  Service ``<name>-predictor``;
-- status: conditions ``IngressReady``, ``PredictorReady`` (the Deployment's
-  ``Available``), ``Ready``; ``modelStatus`` (``Loaded``/``UpToDate``, ``Pending``/
-  ``InProgress``, or ``BlockedByFailedLoad`` with ``lastFailureInfo`` when a
-  predictor container fails, ``InvalidSpec`` with ``NoSupportingRuntime``/
-  ``RuntimeNotRecognized`` when no runtime fits); ``url`` (the internal Service URL in raw mode, as the
-  OpenShift AI fork publishes it without exposed visibility; the external host in Serverless),
-  ``address.url`` (always the internal Service), ``components.predictor.url``, ``deploymentMode``,
-  ``observedGeneration``.
+- the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the namespace that lists the model's format)
+  or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``) match ``model.modelFormat.name``; custom
+  ``spec.predictor.containers`` need none. A named runtime that does not exist is ``InvalidSpec``
+  ``RuntimeNotRecognized`` "Waiting for runtime to become available" (retried until it exists); one that does not
+  list the format ``NoSupportingRuntime`` "Specified runtime does not support specified framework/version"; no
+  auto-selected runtime ``NoSupportingRuntime`` "No runtime found to support specified framework/version";
+- Standard mode: a Deployment ``<name>-predictor`` (``minReplicas``, default 1) whose ``kserve-container`` is the
+  runtime's container with the model's ``args``, ``env`` and ``resources`` (GPU requests are scheduled like any
+  pod), and a Service ``<name>-predictor``. ``PredictorReady`` is PropagateRawStatus's: Available=True ready,
+  Progressing=False with a message (ProgressDeadlineExceeded) over it, Progressing=True NewReplicaSetAvailable
+  ready, **Available=False (MinimumReplicasUnavailable) over all of these**, ReplicaFailure=True over Available.
+  ``IngressReady`` (kube_ingress_reconciler.go): True with the URLs at once when ingress creation is disabled
+  (``inferenceservice-config`` ``ingress.disableIngressCreation``, what the openshift profile writes) or the
+  InferenceService is cluster-local, else False "Predictor ingress not created" (no message) until the predictor
+  is ready;
+- Knative mode (where Knative Serving serves its kinds): a Knative Service ``<name>-predictor`` with the same pods
+  as its template (``autoscaling.knative.dev/min-scale`` from minReplicas, the InferenceService's
+  ``serving.knative.dev/*`` annotations passed on), run by :mod:`kubesim.controllers.knative`; PropagateStatus
+  copies its Ready, RoutesReady and ConfigurationsReady to ``PredictorReady``, ``PredictorRouteReady`` and
+  ``PredictorConfigurationReady`` and its revisions to ``components.predictor``; PropagateCrossComponentStatus
+  writes ``RoutesReady`` and ``LatestDeploymentReady`` ("PredictorRouteReady not ready"...); without Istio's
+  VirtualService, ``IngressReady`` is True once the predictor has its URL (ingress_reconciler.go);
+- ``modelStatus`` (PropagateModelStatus, on the first pod of the predictor - of the latest revision in Knative
+  mode): ``Pending`` without a pod (``BlockedByFailedLoad`` in Knative mode when a Knative condition is False: the
+  revision failed and was scaled to zero), ``BlockedByFailedLoad``/``FailedToLoad`` with ``lastFailureInfo``
+  (``ModelLoadFailed``, the termination's message and exit code) while the kserve-container is terminated with an
+  error or in CrashLoopBackOff, ``UpToDate``/``Loaded`` once the InferenceService is Ready, else ``Pending``; the
+  failure info is kept when the model loads after a restart;
+- ``url`` (the internal Service URL in Standard mode, as the OpenShift AI fork publishes it without exposed
+  visibility; the external host in Knative mode), ``address.url`` (the internal Service), ``deploymentMode``
+  (``Standard`` or ``Knative``, pkg/constants/constants.go; the deprecated ``RawDeployment`` and ``Serverless``
+  are read as those), the ``Stopped`` condition False, ``observedGeneration``.
 
 ``kubesim.perfscale.io/url`` on the InferenceService (or ``--inference-url``)
 sets ``status.url`` and ``status.address.url``: point them at a local
 OpenAI-compatible server. ``kubesim.perfscale.io/fail``: the predictor's
-containers crash with that message (``CrashLoopBackOff``), so the InferenceService
-stays not Ready with ``ModelLoadFailed``. Other steering annotations (``log``,
+containers crash with that message at every start (``CrashLoopBackOff``), so the InferenceService
+stays ``BlockedByFailedLoad`` with ``ModelLoadFailed`` (a crash that a restart recovers from: the image
+behaviour ``crash-once``, kubesim/behaviours.py). Other steering annotations (``log``,
 ``ready``, ``ready-delay-s``, ``start-delay-s``) pass to the predictor pods.
 
 LLMInferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912,
@@ -41,17 +59,15 @@ and ``RouterReady`` copy their first False sub-condition, and ``Ready`` its firs
 ``addresses`` are the Gateway's address plus ``/<namespace>/<name>``; ``status.address`` is never written.
 Same annotations as InferenceService.
 
-InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 and the OpenShift AI fork
-opendatahub-io/kserve @ 3cf0a0416662e3db328f6ddf4755ce730f41c747, pkg/controller/v1beta1/inferenceservice):
-the deployment mode is the one in the status, else the ``serving.kserve.io/deploymentMode`` annotation (old
-and new names), else the ``inferenceservice-config`` ConfigMap's ``deploy.defaultDeploymentMode`` (the kserve
-addon writes RawDeployment on the openshift profile, as the fork ships it, Serverless on vanilla; OpenShift
-AI's DataScienceCluster writes it from KServe's serving state), else Serverless. Serverless where no Knative
-Service is served (``serving.knative.dev/v1``, installed when a KnativeServing is Ready): a
-``ServerlessModeRejected`` Warning event, the conditions left Unknown, nothing deployed, never retried.
-``status.deploymentMode`` uses the fork's names (RawDeployment, Serverless). A raw rollout is ``Ready=False``
-(``IngressReady=False`` "Predictor ingress not created" until the predictor is ready); an unknown runtime
-leaves the conditions Unknown with ``modelStatus`` ``InvalidSpec``.
+Deployment mode (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 and the OpenShift AI fork
+opendatahub-io/kserve @ 3cf0a0416662e3db328f6ddf4755ce730f41c747, which writes the same names;
+pkg/controller/v1beta1/inferenceservice/utils/utils.go GetDeploymentMode): the one in the status, else the
+``serving.kserve.io/deploymentMode`` annotation (old and new names), else the ``inferenceservice-config``
+ConfigMap's ``deploy.defaultDeploymentMode`` (the kserve addon writes RawDeployment on the openshift profile, as
+the fork ships it, Serverless on vanilla; OpenShift AI's DataScienceCluster writes it from KServe's serving
+state), else Knative. Knative where no Knative Service is served (``serving.knative.dev/v1``, installed when a
+KnativeServing is Ready or by the ``knative-serving`` addon): a ``ServerlessModeRejected`` Warning event, the
+conditions left Unknown, nothing deployed, never retried.
 """
 
 import copy
@@ -153,8 +169,11 @@ class ModelStatus:
 
 def _ready_count(pods):
     """countReadyPods: Running and Ready."""
-    return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get("conditions") or ()))
+    def ready(pod):
+        status = pod.get("status") or {}
+        return status.get("phase") == "Running" and any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    return sum(1 for p in pods if ready(p))
 
 
 def propagate_model_status(model, pods, isvc_ready, raw, knative_conditions=(), revisions_current=True):
@@ -425,7 +444,8 @@ class InferenceServiceController(OperatorReconciler):
                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         if mode == KNATIVE:
             latest = ((ksvc or {}).get("status") or {}).get("latestCreatedRevisionName")
-            pods = [p for p in pods if (p["metadata"].get("labels") or {}).get("serving.knative.dev/revision") == latest]
+            pods = [p for p in pods
+                    if (p["metadata"].get("labels") or {}).get("serving.knative.dev/revision") == latest]
         pods.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "")
         left = self.delay_left(isvc)
         ingress = self._ingress_config()

@@ -128,7 +128,8 @@ def test_an_unknown_behaviour_is_one_line_naming_the_known_ones(tmp_path):
     from kubesim.behaviours import ImageBehaviours
     with pytest.raises(ValueError) as error:
         ImageBehaviours([{"image": "x:*", "behaviour": "explode"}])
-    assert str(error.value) == "image behaviour 'explode': unknown; expected one of crash-loop, crash-once, slow-storage"
+    assert str(error.value) == ("image behaviour 'explode': unknown; expected one of crash-loop, crash-once, "
+                                "slow-storage")
     rules = tmp_path / "rules.yaml"
     rules.write_text("- {image: 'quay.io/x:*', behaviour: explode}\n")
     with pytest.raises(SystemExit) as stop:

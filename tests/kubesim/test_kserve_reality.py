@@ -105,7 +105,8 @@ def test_a_model_that_crashes_at_every_start_stays_blocked_and_its_restarts_grow
         return max([(p.get("status") or {}).get("containerStatuses", [{}])[0].get("restartCount") or 0
                     for p in pods] or [0])
     looping = wait_for(sim, ISVCS, "default", "loop",
-                       lambda o: str(model_state(o)).startswith("BlockedByFailedLoad/") and restarts(o) >= 3, timeout=40)
+                       lambda o: str(model_state(o)).startswith("BlockedByFailedLoad/") and restarts(o) >= 3,
+                       timeout=40)
     assert conditions(looping, "PredictorReady")["PredictorReady"] == ("False", "MinimumReplicasUnavailable")
 
 
@@ -204,7 +205,8 @@ def test_a_knative_revision_never_ready_is_scaled_to_zero_and_never_retried(sim)
     revision = wait_for(sim, REVISIONS, "default", "never-predictor-00001",
                         lambda o: cond_is(o, "ResourcesAvailable", "False"), timeout=30)
     resources = next(c for c in revision["status"]["conditions"] if c["type"] == "ResourcesAvailable")
-    assert (resources["reason"], resources["message"]) == ("ProgressDeadlineExceeded", "Initial scale was never achieved")
+    assert (resources["reason"], resources["message"]) == ("ProgressDeadlineExceeded",
+                                                           "Initial scale was never achieved")
     assert sim.cluster.store.get(DEPLOYMENTS, "default", "never-predictor-00001-deployment")["spec"]["replicas"] == 0
     gone = wait_for(sim, ISVCS, "default", "never", lambda o: str(model_state(o)).startswith("BlockedByFailedLoad/"))
     assert conditions(gone, "PredictorConfigurationReady")["PredictorConfigurationReady"] == ("False", "RevisionFailed")
@@ -224,7 +226,8 @@ def test_runtime_messages_and_a_runtime_created_after_its_inference_service():
         create(sim, ISVCS, isvc("wrong-format", "default", "Standard", "vllm-late", fmt="sklearn"))
         wrong = wait_for(sim, ISVCS, "default", "wrong-format", lambda o: str(model_state(o)).startswith("InvalidSpec"))
         assert wrong["status"]["modelStatus"]["lastFailureInfo"] == {
-            "reason": "NoSupportingRuntime", "message": "Specified runtime does not support specified framework/version"}
+            "reason": "NoSupportingRuntime",
+            "message": "Specified runtime does not support specified framework/version"}
         body = isvc("auto", "default", "Standard", None, fmt="onnx")
         del body["spec"]["predictor"]["model"]["runtime"]
         create(sim, ISVCS, body)

@@ -282,7 +282,8 @@ def test_a_model_that_crashed_once_is_waited_through_then_ready_with_its_failure
         "object"]["status"]["modelStatus"]["lastFailureInfo"]["reason"] == "ModelLoadFailed"
     # with no pod to read (not listed yet), the failure info is named instead
     assert isvc_seen("inferenceservice-transient-blocked-by-failed-load.yaml", pods=[]).summary == (
-        "InferenceService default/crashed-once: model BlockedByFailedLoad (ModelLoadFailed: For testing (exit code 1)); "
+        "InferenceService default/crashed-once: model BlockedByFailedLoad (ModelLoadFailed: For testing "
+        "(exit code 1)); "
         "KServe marks it Loaded when a restart succeeds (failed after 5 restarts)")
 
 
@@ -296,7 +297,8 @@ def test_a_crash_loop_that_persists_past_max_restarts_fails_naming_the_container
     assert isvc_seen("inferenceservice-failure-model-crash-loop.yaml", {"max_restarts": 10}).state == "waiting"
     assert isvc_seen("inferenceservice-transient-blocked-by-failed-load.yaml", {"max_restarts": "1"}).state == "waiting"
     # a storage-initializer that keeps failing is the same crash loop (the init container's restarts)
-    entry = corpus_entry(os.path.join("kserve", "inferenceservice-transient-knative-storage-initializer-crashloop.yaml"))
+    entry = corpus_entry(os.path.join("kserve",
+                                      "inferenceservice-transient-knative-storage-initializer-crashloop.yaml"))
     pod = entry["related"]["pods"][0]
     looping = dict(pod, status=dict(pod["status"], initContainerStatuses=[
         dict(pod["status"]["initContainerStatuses"][0], restartCount=5)]))
@@ -372,5 +374,6 @@ def test_the_serving_judges_cite_files_that_exist_at_the_cited_commit():
     from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import serving
     cited = " ".join([serving.__doc__] + [j.upstream[1] for j in serving.JUDGES])
     assert "llm_inference_service_status.go" not in cited and "pkg/controller/llmisvc" not in cited
-    assert "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go" in waits.judge("llminferenceservice").upstream[1]
-    assert "pkg/controller/v1alpha2/llmisvc" in waits.judge("llminferenceservice").upstream[1]
+    cited_by_llm = waits.judge("llminferenceservice").upstream[1]
+    assert "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go" in cited_by_llm
+    assert "pkg/controller/v1alpha2/llmisvc" in cited_by_llm
