@@ -38,7 +38,8 @@ def parse_args(argv=None):
                         help="a folder of extra OLM catalog fixtures (repeatable)")
     parser.add_argument("--inference-url", help="default status.url of InferenceServices and LLMInferenceServices")
     parser.add_argument("--image-behaviours", metavar="FILE",
-                        help="YAML list of {image: glob, annotations: {...}}: what pods of an image do (kubesim.behaviours)")
+                        help="YAML list of {image: glob, behaviour: crash-once|crash-loop|slow-storage, annotations: {...}}: "
+                             "what pods of an image do (kubesim.behaviours)")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -52,6 +53,13 @@ def _image_behaviours(path):
         rules = yaml.safe_load(handle) or []
     if not isinstance(rules, list) or not all(isinstance(r, dict) and "image" in r for r in rules):
         raise SystemExit("--image-behaviours %s: expected a YAML list of {image: glob, annotations: {...}}" % path)
+    from kubesim.behaviours import behaviour_annotations
+    for rule in rules:
+        if rule.get("behaviour") is not None:
+            try:
+                behaviour_annotations(rule["behaviour"])
+            except ValueError as exc:
+                raise SystemExit("--image-behaviours %s: %s" % (path, exc)) from None
     return rules
 
 

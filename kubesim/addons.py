@@ -19,6 +19,9 @@ because aggregated APIs are not stored) and registered by name in an
 - ``gateway-api``: GatewayClass, Gateway, HTTPRoute CRDs;
 - ``kserve``: KServe's InferenceService, ServingRuntime, LLMInferenceService and
   InferencePool CRDs (with ``gateway-api``), as a KServe install brings them;
+- ``knative-serving``: Knative Serving's Service, Configuration, Route and Revision CRDs and its
+  controller's Deployment in ``knative-serving``, as an installed Knative Serving leaves them (run by
+  :mod:`kubesim.controllers.knative`; with ``kserve``, KServe's Knative mode is served);
 - ``kubeflow``: PyTorchJob, TrainJob, (Cluster)TrainingRuntime CRDs and a
   ``torch-distributed`` ClusterTrainingRuntime;
 - ``kuberay``: RayCluster and RayJob CRDs and a ``kuberay-operator`` Deployment (run by
@@ -150,6 +153,17 @@ class KServeAddon(Addon):
             write_isvc_config(sim.cluster, "kserve", "RawDeployment" if openshift else "Serverless")
 
 
+class KnativeServingAddon(Addon):
+    name = "knative-serving"
+
+    def install(self, sim):
+        from kubesim.controllers.knative import CRDS
+        apis.install_crds(sim.cluster, CRDS)
+        _namespace(sim.cluster, "knative-serving")
+        for name in ("activator", "autoscaler", "controller", "webhook"):
+            _simulated_deployment(sim.cluster, "knative-serving", name, labels={"app": name})
+
+
 class KubeflowAddon(Addon):
     name = "kubeflow"
 
@@ -247,7 +261,7 @@ class AddonRegistry:
         return self._classes[name]()
 
 
-BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KubeflowAddon, KubeRayAddon, TektonAddon, GPUReadyAddon,
+BUILTIN_ADDONS = (OLMAddon, GatewayAPIAddon, KServeAddon, KnativeServingAddon, KubeflowAddon, KubeRayAddon, TektonAddon, GPUReadyAddon,
                   PrometheusOperatorAddon, OpenShiftAddon)
 
 

@@ -80,7 +80,16 @@ SOURCES = {
     "datasciencecluster": Source(ODH, ODH_COMMIT, "controllers/datasciencecluster/datasciencecluster_controller.go, "
                                                   "components/kserve/kserve_controller_actions.go"),
     "inferenceservice": Source(KSERVE, KSERVE_COMMIT, "pkg/controller/v1beta1/inferenceservice/controller.go, "
-                                                      "pkg/apis/serving/v1beta1/inference_service_status.go"),
+                                                      "pkg/apis/serving/v1beta1/inference_service_status.go, "
+                                                      "pkg/controller/v1beta1/inferenceservice/components/"
+                                                      "predictor.go, "
+                                                      "pkg/controller/v1beta1/inferenceservice/reconcilers/ingress/"
+                                                      "kube_ingress_reconciler.go, ingress_reconciler.go"),
+    "knativeservice": Source("https://github.com/knative/serving", "69aa052f143657969e5f0d7e0902088da6f22566",
+                             "pkg/apis/serving/v1/service_lifecycle.go, configuration_lifecycle.go, "
+                             "revision_lifecycle.go, route_lifecycle.go, pkg/reconciler/service/service.go, "
+                             "pkg/reconciler/configuration/configuration.go, "
+                             "pkg/reconciler/revision/reconcile_resources.go, pkg/reconciler/route/traffic/errors.go"),
     "llminferenceservice": Source(KSERVE, KSERVE_COMMIT, "pkg/controller/v1alpha2/llmisvc/controller.go, router.go, "
                                                          "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go"),
     "gatewayclass": Source(GATEWAY_API, GATEWAY_API_COMMIT, "apis/v1/gatewayclass_types.go, geps/gep-2162/index.md "

@@ -5,7 +5,9 @@ Starts, on 127.0.0.1 only and stopped at the end:
     would run: the InferenceServices' status.url points at it, so llm_load loads it;
   - kubesim (python -m kubesim, OpenShift profile, 20x time) simulating every pod (no local
     process runs a pod's command) with the image behaviours below: the fine-tuning image's
-    pods write a trainer summary, as fms-hf-tuning does;
+    pods write a trainer summary, as fms-hf-tuning does; the vLLM runtime crashes once before
+    it loads (kubesim's crash-once behaviour), so each InferenceService shows KServe's
+    BlockedByFailedLoad, then Loaded after the kubelet's restart (the deploy waits it through);
 then runs, as a user would:
     ansible-playbook playbooks/fine_tuning.yml -e preset=fine_tuning_smoke
     ansible-playbook playbooks/llm_serving.yml -e preset=llm_serving_smoke
@@ -31,6 +33,7 @@ IMAGE_BEHAVIOURS = [
      "annotations": {"kubesim.perfscale.io/trainer-summary": json.dumps(
          {"train_runtime": 321.5, "train_samples_per_second": 12.4, "train_steps_per_second": 0.78,
           "train_loss": 1.21, "epoch": 1.0}), "kubesim.perfscale.io/duration-s": "3"}},
+    {"image": "quay.io/modh/vllm:*", "behaviour": "crash-once"},
 ]
 FLOWS = (("fine_tuning", "fine_tuning_smoke"), ("llm_serving", "llm_serving_smoke"))
 

@@ -1,29 +1,47 @@
 """KServe: InferenceService (serving.kserve.io/v1beta1) and LLMInferenceService (v1alpha1).
 
-InferenceService, reconciled as a raw deployment in both modes (Serverless, where Knative is served,
-only changes the URL's form; see the mode rules below):
+InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912: pkg/controller/v1beta1/inferenceservice,
+pkg/apis/serving/v1beta1/inference_service_status.go, components/predictor.go, reconcilers/ingress):
 
-- the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the
-  namespace) or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``)
-  match ``model.modelFormat.name``; custom ``spec.predictor.containers`` need none;
-- a Deployment ``<name>-predictor`` (``minReplicas``, default 1) whose
-  ``kserve-container`` is the runtime's container with the model's ``args``,
-  ``env`` and ``resources`` (GPU requests are scheduled like any pod), and a
-  Service ``<name>-predictor``;
-- status: conditions ``IngressReady``, ``PredictorReady`` (the Deployment's
-  ``Available``), ``Ready``; ``modelStatus`` (``Loaded``/``UpToDate``, ``Pending``/
-  ``InProgress``, or ``BlockedByFailedLoad`` with ``lastFailureInfo`` when a
-  predictor container fails, ``InvalidSpec`` with ``NoSupportingRuntime``/
-  ``RuntimeNotRecognized`` when no runtime fits); ``url`` (the internal Service URL in raw mode, as the
-  OpenShift AI fork publishes it without exposed visibility; the external host in Serverless),
-  ``address.url`` (always the internal Service), ``components.predictor.url``, ``deploymentMode``,
-  ``observedGeneration``.
+- the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the namespace that lists the model's format)
+  or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``) match ``model.modelFormat.name``; custom
+  ``spec.predictor.containers`` need none. A named runtime that does not exist is ``InvalidSpec``
+  ``RuntimeNotRecognized`` "Waiting for runtime to become available" (retried until it exists); one that does not
+  list the format ``NoSupportingRuntime`` "Specified runtime does not support specified framework/version"; no
+  auto-selected runtime ``NoSupportingRuntime`` "No runtime found to support specified framework/version";
+- Standard mode: a Deployment ``<name>-predictor`` (``minReplicas``, default 1) whose ``kserve-container`` is the
+  runtime's container with the model's ``args``, ``env`` and ``resources`` (GPU requests are scheduled like any
+  pod), and a Service ``<name>-predictor``. ``PredictorReady`` is PropagateRawStatus's: Available=True ready,
+  Progressing=False with a message (ProgressDeadlineExceeded) over it, Progressing=True NewReplicaSetAvailable
+  ready, **Available=False (MinimumReplicasUnavailable) over all of these**, ReplicaFailure=True over Available.
+  ``IngressReady`` (kube_ingress_reconciler.go): True with the URLs at once when ingress creation is disabled
+  (``inferenceservice-config`` ``ingress.disableIngressCreation``, what the openshift profile writes) or the
+  InferenceService is cluster-local, else False "Predictor ingress not created" (no message) until the predictor
+  is ready;
+- Knative mode (where Knative Serving serves its kinds): a Knative Service ``<name>-predictor`` with the same pods
+  as its template (``autoscaling.knative.dev/min-scale`` from minReplicas, the InferenceService's
+  ``serving.knative.dev/*`` annotations passed on), run by :mod:`kubesim.controllers.knative`; PropagateStatus
+  copies its Ready, RoutesReady and ConfigurationsReady to ``PredictorReady``, ``PredictorRouteReady`` and
+  ``PredictorConfigurationReady`` and its revisions to ``components.predictor``; PropagateCrossComponentStatus
+  writes ``RoutesReady`` and ``LatestDeploymentReady`` ("PredictorRouteReady not ready"...); without Istio's
+  VirtualService, ``IngressReady`` is True once the predictor has its URL (ingress_reconciler.go);
+- ``modelStatus`` (PropagateModelStatus, on the first pod of the predictor - of the latest revision in Knative
+  mode): ``Pending`` without a pod (``BlockedByFailedLoad`` in Knative mode when a Knative condition is False: the
+  revision failed and was scaled to zero), ``BlockedByFailedLoad``/``FailedToLoad`` with ``lastFailureInfo``
+  (``ModelLoadFailed``, the termination's message and exit code) while the kserve-container is terminated with an
+  error or in CrashLoopBackOff, ``UpToDate``/``Loaded`` once the InferenceService is Ready, else ``Pending``; the
+  failure info is kept when the model loads after a restart;
+- ``url`` (the internal Service URL in Standard mode, as the OpenShift AI fork publishes it without exposed
+  visibility; the external host in Knative mode), ``address.url`` (the internal Service), ``deploymentMode``
+  (``Standard`` or ``Knative``, pkg/constants/constants.go; the deprecated ``RawDeployment`` and ``Serverless``
+  are read as those), the ``Stopped`` condition False, ``observedGeneration``.
 
 ``kubesim.perfscale.io/url`` on the InferenceService (or ``--inference-url``)
 sets ``status.url`` and ``status.address.url``: point them at a local
 OpenAI-compatible server. ``kubesim.perfscale.io/fail``: the predictor's
-containers crash with that message (``CrashLoopBackOff``), so the InferenceService
-stays not Ready with ``ModelLoadFailed``. Other steering annotations (``log``,
+containers crash with that message at every start (``CrashLoopBackOff``), so the InferenceService
+stays ``BlockedByFailedLoad`` with ``ModelLoadFailed`` (a crash that a restart recovers from: the image
+behaviour ``crash-once``, kubesim/behaviours.py). Other steering annotations (``log``,
 ``ready``, ``ready-delay-s``, ``start-delay-s``) pass to the predictor pods.
 
 LLMInferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912,
@@ -41,22 +59,21 @@ and ``RouterReady`` copy their first False sub-condition, and ``Ready`` its firs
 ``addresses`` are the Gateway's address plus ``/<namespace>/<name>``; ``status.address`` is never written.
 Same annotations as InferenceService.
 
-InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 and the OpenShift AI fork
-opendatahub-io/kserve @ 3cf0a0416662e3db328f6ddf4755ce730f41c747, pkg/controller/v1beta1/inferenceservice):
-the deployment mode is the one in the status, else the ``serving.kserve.io/deploymentMode`` annotation (old
-and new names), else the ``inferenceservice-config`` ConfigMap's ``deploy.defaultDeploymentMode`` (the kserve
-addon writes RawDeployment on the openshift profile, as the fork ships it, Serverless on vanilla; OpenShift
-AI's DataScienceCluster writes it from KServe's serving state), else Serverless. Serverless where no Knative
-Service is served (``serving.knative.dev/v1``, installed when a KnativeServing is Ready): a
-``ServerlessModeRejected`` Warning event, the conditions left Unknown, nothing deployed, never retried.
-``status.deploymentMode`` uses the fork's names (RawDeployment, Serverless). A raw rollout is ``Ready=False``
-(``IngressReady=False`` "Predictor ingress not created" until the predictor is ready); an unknown runtime
-leaves the conditions Unknown with ``modelStatus`` ``InvalidSpec``.
+Deployment mode (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 and the OpenShift AI fork
+opendatahub-io/kserve @ 3cf0a0416662e3db328f6ddf4755ce730f41c747, which writes the same names;
+pkg/controller/v1beta1/inferenceservice/utils/utils.go GetDeploymentMode): the one in the status, else the
+``serving.kserve.io/deploymentMode`` annotation (old and new names), else the ``inferenceservice-config``
+ConfigMap's ``deploy.defaultDeploymentMode`` (the kserve addon writes RawDeployment on the openshift profile, as
+the fork ships it, Serverless on vanilla; OpenShift AI's DataScienceCluster writes it from KServe's serving
+state), else Knative. Knative where no Knative Service is served (``serving.knative.dev/v1``, installed when a
+KnativeServing is Ready or by the ``knative-serving`` addon): a ``ServerlessModeRejected`` Warning event, the
+conditions left Unknown, nothing deployed, never retried.
 """
 
 import copy
 import json
 
+from kubesim.controllers.knative import LivingConditions
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import (PREFIX, annotation, apply_owned, condition, owner_reference, propagate,
                                       set_condition)
@@ -74,8 +91,12 @@ DSC = ("datasciencecluster.opendatahub.io", "datascienceclusters")
 DEFAULT_GATEWAY = ("openshift-ingress", "openshift-ai-inference")
 
 
-MODE_NAMES = {"Serverless": "Serverless", "Knative": "Serverless", "RawDeployment": "RawDeployment",
-              "Standard": "RawDeployment", "ModelMesh": "ModelMesh"}
+# pkg/constants/constants.go: Standard and Knative; RawDeployment and Serverless are their deprecated names
+STANDARD, KNATIVE = "Standard", "Knative"
+MODE_NAMES = {"Serverless": KNATIVE, "Knative": KNATIVE, "RawDeployment": STANDARD, "Standard": STANDARD,
+              "ModelMesh": "ModelMesh"}
+# the InferenceService's living condition set (inference_service_status.go conditionSet)
+ISVC_DEPENDENTS = ("PredictorReady", "IngressReady")
 KNATIVE_SERVICES = ("serving.knative.dev", "services")
 CONFIGMAPS = ("", "configmaps")
 ISVC_CONFIG = "inferenceservice-config"
@@ -101,7 +122,7 @@ def write_isvc_config(cluster, namespace, mode):
     from kubesim.controllers.util import ensure_namespace
     ensure_namespace(cluster, namespace)
     data = {"deploy": json.dumps({"defaultDeploymentMode": mode}),
-            "ingress": json.dumps({"disableIngressCreation": mode == "RawDeployment"})}
+            "ingress": json.dumps({"disableIngressCreation": MODE_NAMES.get(mode) == STANDARD})}
     resource = cluster.resource_for_key(CONFIGMAPS)
     current = cluster.store.get(CONFIGMAPS, namespace, ISVC_CONFIG)
     if current is None:
@@ -118,18 +139,92 @@ def _apps_domain(cluster):
     return ((ingress or {}).get("spec") or {}).get("domain") or "apps.kubesim.example.com"
 
 
-def _failure_info(pods):
-    """KServe's model status from the predictor pods: a failed container's termination, or None."""
-    for pod in pods:
-        for status in (pod.get("status") or {}).get("containerStatuses") or ():
-            for state in (status.get("state") or {}, status.get("lastState") or {}):
-                terminated = state.get("terminated")
-                if terminated and terminated.get("exitCode"):
-                    return {"location": pod["metadata"]["name"], "reason": "ModelLoadFailed",
-                            "message": terminated.get("message") or "container %s exited with code %d"
-                            % (status.get("name"), terminated["exitCode"]),
-                            "exitCode": terminated["exitCode"], "time": terminated.get("finishedAt")}
-    return None
+class ModelStatus:
+    """``status.modelStatus`` as pkg/apis/serving/v1beta1/inference_service_status.go updates it
+    (UpdateModelRevisionStates, UpdateModelTransitionStatus, SetModelFailureInfo: a failure info stays until
+    another replaces it, also once the model is Loaded)."""
+
+    def __init__(self, current):
+        self.value = copy.deepcopy(current) if isinstance(current, dict) else {}
+        self.value.setdefault("transitionStatus", "")
+
+    def revision_states(self, state, info=None):
+        states = self.value.setdefault("states", {"activeModelState": ""})
+        states["targetModelState"] = state
+        if state in ("Pending", "Loading"):
+            self.value["transitionStatus"] = "InProgress"
+        elif state == "Loaded":
+            self.value["transitionStatus"] = "UpToDate"
+            states["activeModelState"] = "Loaded"
+        elif state == "FailedToLoad":
+            self.value["transitionStatus"] = "BlockedByFailedLoad"
+        if info is not None:
+            self.value["lastFailureInfo"] = {k: v for k, v in info.items() if v not in (None, "", 0)}
+
+    def invalid_spec(self, reason, message):
+        self.value["transitionStatus"] = "InvalidSpec"
+        self.value.setdefault("states", {"activeModelState": ""})["targetModelState"] = "FailedToLoad"
+        self.value["lastFailureInfo"] = {"reason": reason, "message": message}
+
+
+def _ready_count(pods):
+    """countReadyPods: Running and Ready."""
+    def ready(pod):
+        status = pod.get("status") or {}
+        return status.get("phase") == "Running" and any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    return sum(1 for p in pods if ready(p))
+
+
+def propagate_model_status(model, pods, isvc_ready, raw, knative_conditions=(), revisions_current=True):
+    """PropagateModelStatus (inference_service_status.go): Pending with no pod (FailedToLoad in Knative mode
+    when a Knative condition is False: the revision failed and was scaled to zero); from the first pod,
+    Loading while the storage-initializer runs, FailedToLoad (ModelLoadFailed with the termination's
+    message and exit code) while it or the kserve-container is terminated with an error or in
+    CrashLoopBackOff, Loaded once the InferenceService is Ready, else Pending."""
+    model.value.setdefault("copies", {"failedCopies": 0})["totalCopies"] = _ready_count(pods)
+    if not model.value["copies"]["totalCopies"]:
+        model.value["copies"].pop("totalCopies")
+    if not pods:
+        if not raw and any(c.get("status") == "False" for c in knative_conditions):
+            model.revision_states("FailedToLoad")
+            return
+        model.revision_states("Pending")
+        return
+    status = pods[0].get("status") or {}
+    for entry in status.get("initContainerStatuses") or ():
+        if entry.get("name") != "storage-initializer":
+            continue
+        state, last = entry.get("state") or {}, (entry.get("lastState") or {}).get("terminated")
+        if "running" in state:
+            if last:
+                return      # requeued: maybe only between an error and the next one
+            model.revision_states("Loading")
+            return
+        if (state.get("terminated") or {}).get("reason") == "Error":
+            model.revision_states("FailedToLoad", _failure(state["terminated"]))
+            return
+        if (state.get("waiting") or {}).get("reason") == "CrashLoopBackOff":
+            model.revision_states("FailedToLoad", _failure(last or {}))
+            return
+    if isvc_ready and (raw or revisions_current):
+        model.revision_states("Loaded")
+        return
+    for entry in status.get("containerStatuses") or ():
+        if entry.get("name") != "kserve-container":
+            continue
+        state, last = entry.get("state") or {}, (entry.get("lastState") or {}).get("terminated")
+        if (state.get("terminated") or {}).get("reason") == "Error":
+            model.revision_states("FailedToLoad", _failure(state["terminated"]))
+        elif (state.get("waiting") or {}).get("reason") == "CrashLoopBackOff":
+            model.revision_states("FailedToLoad", _failure(last or {}))
+        else:
+            model.revision_states("Pending")
+
+
+def _failure(terminated):
+    return {"reason": "ModelLoadFailed", "message": terminated.get("message"), "exitCode": terminated.get("exitCode")}
+
 
 
 def _template_annotations(owner, failure):
@@ -172,27 +267,41 @@ def _ensure_service(cluster, owner, name, namespace, selector, port=80, target=8
                                                         "protocol": "TCP"}]}}, namespace)
 
 
-def _deployment_state(cluster, namespace, name):
-    """``(available, reason, message)`` from the Deployment's conditions."""
-    deployment = cluster.store.get(DEPLOYMENTS, namespace, name)
+def raw_predictor_condition(deployment):
+    """PropagateRawStatus (inference_service_status.go) for one Deployment: ``(status, reason, message)`` of
+    PredictorReady. Available=True is ready; Progressing=False with a message (ProgressDeadlineExceeded)
+    overrides it; Progressing=True NewReplicaSetAvailable is ready, another reason Unknown unless Available
+    confirmed it; Available=False (MinimumReplicasUnavailable) overrides all of these, and
+    ReplicaFailure=True overrides Available."""
     if deployment is None:
-        return False, "DeploymentNotFound", "deployment %s not found" % name
-    status = deployment.get("status") or {}
+        return "False", None, None
     available = condition(deployment, "Available") or {}
     progressing = condition(deployment, "Progressing") or {}
-    if progressing.get("reason") == "ProgressDeadlineExceeded":
-        return False, progressing["reason"], progressing.get("message")
-    ok = available.get("status") == "True" and status.get("updatedReplicas", 0) >= (deployment["spec"].get("replicas") or 0) \
-        and status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
-    return ok, available.get("reason") or "MinimumReplicasUnavailable", available.get("message") or \
-        "Deployment does not have minimum availability."
+    failure = condition(deployment, "ReplicaFailure") or {}
+    result = ("False", None, None)
+    if available.get("status") == "True":
+        result = ("True", available.get("reason"), available.get("message"))
+    if progressing.get("status") == "False":
+        if progressing.get("message"):
+            result = ("False", progressing.get("reason"), progressing.get("message"))
+    elif progressing.get("status") == "True":
+        if progressing.get("reason") == "NewReplicaSetAvailable":
+            result = ("True", progressing.get("reason"), progressing.get("message"))
+        elif available.get("status") != "True":
+            result = ("Unknown", progressing.get("reason"), progressing.get("message"))
+    if available.get("status") == "False":
+        result = ("False", available.get("reason"), available.get("message"))
+    if failure.get("status") == "True":
+        result = ("False", failure.get("reason"), failure.get("message"))
+    return result
+
 
 
 class InferenceServiceController(OperatorReconciler):
     name = "inferenceservice"
     key = ISVC
     default_delay = 2.0
-    extra_watches = (DEPLOYMENTS, PODS, RUNTIMES)
+    extra_watches = (DEPLOYMENTS, PODS, RUNTIMES, KNATIVE_SERVICES)
 
     def related(self, event):
         labels = event.obj["metadata"].get("labels") or {}
@@ -204,37 +313,41 @@ class InferenceServiceController(OperatorReconciler):
         return [r for r in self.all_refs(event.obj["metadata"]["namespace"]) if r.name == name]
 
     def _mode(self, isvc):
-        """The deployment mode as KServe resolves it (controller.go): the one already in the status, else
-        the annotation when it names a mode, else ``deploy.defaultDeploymentMode`` of the
-        ``inferenceservice-config`` ConfigMap, else KServe's default (Serverless)."""
+        """The deployment mode as KServe resolves it (utils.GetDeploymentMode): the one already in the status,
+        else the annotation when it names a mode, else ``deploy.defaultDeploymentMode`` of the
+        ``inferenceservice-config`` ConfigMap, else Knative (the default of KServe's own configuration); the
+        deprecated names RawDeployment and Serverless read as Standard and Knative (ParseDeploymentMode)."""
         current = (isvc.get("status") or {}).get("deploymentMode")
         if current:
-            return current
+            return MODE_NAMES.get(current, current)
         asked = MODE_NAMES.get((isvc["metadata"].get("annotations") or {}).get("serving.kserve.io/deploymentMode"))
         if asked:
             return asked
-        return configured_mode(self.cluster) or "Serverless"
+        return configured_mode(self.cluster) or KNATIVE
 
     def _runtime(self, isvc):
-        """``(runtime object or None, None)`` or ``(None, (reason, message))``."""
+        """``(runtime object or None, None)`` or ``(None, (reason, message))`` as components/predictor.go's
+        reconcileModel writes them in ``modelStatus.lastFailureInfo``."""
         predictor = (isvc.get("spec") or {}).get("predictor") or {}
         model = predictor.get("model") or {}
         namespace = isvc["metadata"]["namespace"]
         if predictor.get("containers") and not model:
             return None, None
+        wanted = (model.get("modelFormat") or {}).get("name")
         if model.get("runtime"):
             runtime = self.cluster.store.get(RUNTIMES, namespace, model["runtime"])
             if runtime is None:
-                return None, ("RuntimeNotRecognized", "No ServingRuntimes or ClusterServingRuntimes with the name: %s"
-                              % model["runtime"])
+                # retried until the runtime exists
+                return None, ("RuntimeNotRecognized", "Waiting for runtime to become available")
+            if wanted and not any(f.get("name") == wanted for f in
+                                  (runtime.get("spec") or {}).get("supportedModelFormats") or ()):
+                return None, ("NoSupportingRuntime", "Specified runtime does not support specified framework/version")
             return runtime, None
-        wanted = (model.get("modelFormat") or {}).get("name")
         for runtime in self.cluster.store.list(RUNTIMES, namespace)[0]:
             for fmt in (runtime.get("spec") or {}).get("supportedModelFormats") or ():
                 if fmt.get("name") == wanted and fmt.get("autoSelect", False):
                     return runtime, None
-        return None, ("NoSupportingRuntime", "No runtime found to support predictor with model type: "
-                                             "{%s %s}" % (wanted, (model.get("modelFormat") or {}).get("version", "")))
+        return None, ("NoSupportingRuntime", "No runtime found to support specified framework/version")
 
     def _pod_spec(self, isvc, runtime):
         predictor = (isvc.get("spec") or {}).get("predictor") or {}
@@ -262,17 +375,24 @@ class InferenceServiceController(OperatorReconciler):
                 spec[key] = copy.deepcopy(predictor[key])
         return spec
 
+    def _ingress_config(self):
+        """``ingress`` of the ``inferenceservice-config`` ConfigMap (disableIngressCreation)."""
+        for configmap in self.cluster.store.list(CONFIGMAPS)[0]:
+            if configmap["metadata"]["name"] == ISVC_CONFIG:
+                try:
+                    return json.loads((configmap.get("data") or {}).get("ingress") or "{}") or {}
+                except ValueError:
+                    return {}
+        return {}
+
     def sync(self, ref, isvc):
         cluster = self.cluster
         now = self.clock.timestamp()
         name, namespace = ref.name, ref.namespace
         mode = self._mode(isvc)
-        runtime, invalid = self._runtime(isvc)
         generation = isvc["metadata"].get("generation", 1)
-        internal = "http://%s-predictor.%s.svc.cluster.local" % (name, namespace)
-        external = internal if mode == "RawDeployment" else "https://%s-%s.%s" % (name, namespace, _apps_domain(cluster))
         override = annotation(isvc, "url") or getattr(getattr(cluster, "settings", None), "inference_url", None)
-        if mode == "Serverless" and self.cluster.registry.for_storage_key(*KNATIVE_SERVICES) is None:
+        if mode == KNATIVE and self.cluster.registry.for_storage_key(*KNATIVE_SERVICES) is None:
             # controller.go: Knative mode where Knative Services are not served is a Warning event and a
             # terminal error - the status keeps its initial Unknown conditions, nothing is deployed
             if (isvc.get("status") or {}).get("deploymentMode") != mode:
@@ -281,27 +401,26 @@ class InferenceServiceController(OperatorReconciler):
                                           event_type="Warning", component="v1beta1Controllers")
 
             def rejected(status, obj):
-                conditions = status.get("conditions") or []
-                for ctype in ("IngressReady", "PredictorReady", "Ready"):
-                    if not any(c.get("type") == ctype for c in conditions):
-                        conditions = set_condition(conditions, ctype, "Unknown", None, None, now)
-                status.update(conditions=conditions, deploymentMode=mode, modelStatus={"transitionStatus": ""})
+                conditions = LivingConditions(status.get("conditions"), ISVC_DEPENDENTS, now)
+                conditions.initialize()
+                status.update(conditions=conditions.conditions, deploymentMode=mode,
+                              modelStatus={"transitionStatus": ""})
             self.write_status(ref, rejected)
             return None
+        runtime, invalid = self._runtime(isvc)
         if invalid:
             reason, message = invalid
 
             def invalid_status(status, obj):
-                # the conditions stay Unknown; modelStatus says why (the controller retries with back-off)
-                conditions = status.get("conditions") or []
-                for ctype in ("IngressReady", "PredictorReady", "Ready"):
-                    conditions = set_condition(conditions, ctype, "Unknown", None, None, now)
-                status.update(conditions=conditions, observedGeneration=generation, deploymentMode=mode,
-                              modelStatus={"transitionStatus": "InvalidSpec", "states": {
-                                  "activeModelState": "", "targetModelState": "FailedToLoad"},
-                                  "lastFailureInfo": {"reason": reason, "message": message}})
+                # the conditions stay as initialized (Unknown); modelStatus says why (the reconcile returns an
+                # error: retried with back-off)
+                conditions = LivingConditions(status.get("conditions"), ISVC_DEPENDENTS, now)
+                conditions.initialize()
+                model = ModelStatus(status.get("modelStatus"))
+                model.invalid_spec(reason, message)
+                status.update(conditions=conditions.conditions, deploymentMode=mode, modelStatus=model.value)
             self.write_status(ref, invalid_status)
-            return None
+            return 10.0 if reason == "RuntimeNotRecognized" else None
         failure = self.fail_message(isvc)
         predictor = (isvc.get("spec") or {}).get("predictor") or {}
         labels = {"app": "isvc.%s-predictor" % name, "component": "predictor",
@@ -309,50 +428,128 @@ class InferenceServiceController(OperatorReconciler):
         if runtime is not None:
             labels["serving.kserve.io/servingruntime"] = runtime["metadata"]["name"]
         replicas = int(predictor.get("minReplicas", 1) if predictor.get("minReplicas") is not None else 1)
-        _ensure_deployment(cluster, isvc, "%s-predictor" % name, namespace, labels, self._pod_spec(isvc, runtime),
-                           replicas, _template_annotations(isvc, failure))
-        _ensure_service(cluster, isvc, "%s-predictor" % name, namespace, {"app": labels["app"]})
-        available, reason, message = _deployment_state(cluster, namespace, "%s-predictor" % name)
+        pod_spec = self._pod_spec(isvc, runtime)
+        pod_annotations = _template_annotations(isvc, failure)
+        internal = "http://%s-predictor.%s.svc.cluster.local" % (name, namespace)
+        if mode == KNATIVE:
+            ksvc = self._knative_service(isvc, labels, pod_spec, pod_annotations, replicas)
+        else:
+            _ensure_deployment(cluster, isvc, "%s-predictor" % name, namespace, labels, pod_spec, replicas,
+                               pod_annotations)
+            _ensure_service(cluster, isvc, "%s-predictor" % name, namespace, {"app": labels["app"]})
+            deployment = cluster.store.get(DEPLOYMENTS, namespace, "%s-predictor" % name)
         pods = [p for p in cluster.store.list(PODS, namespace)[0]
-                if (p["metadata"].get("labels") or {}).get("serving.kserve.io/inferenceservice") == name]
-        failure_info = _failure_info(pods)
+                if (p["metadata"].get("labels") or {}).get("serving.kserve.io/inferenceservice") == name
+                and not p["metadata"].get("deletionTimestamp")
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        if mode == KNATIVE:
+            latest = ((ksvc or {}).get("status") or {}).get("latestCreatedRevisionName")
+            pods = [p for p in pods
+                    if (p["metadata"].get("labels") or {}).get("serving.knative.dev/revision") == latest]
+        pods.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "")
         left = self.delay_left(isvc)
-        ready = available and not failure_info and left <= 0
+        ingress = self._ingress_config()
+        internal_only = ingress.get("disableIngressCreation") or \
+            (isvc["metadata"].get("labels") or {}).get("networking.kserve.io/visibility") == "cluster-local"
 
         def change(status, obj):
-            conditions = status.get("conditions") or []
-            # the ingress follows the predictor (raw mode: "Predictor ingress not created" until it is ready)
-            if ready:
-                conditions = set_condition(conditions, "IngressReady", "True", None, None, now)
+            conditions = LivingConditions(status.get("conditions"), ISVC_DEPENDENTS, now)
+            conditions.initialize()
+            components = status.get("components") or {}
+            component = dict(components.get("predictor") or {})
+            knative_conditions = ()
+            if mode == KNATIVE:
+                # PropagateStatus: the Knative Service's Ready, RoutesReady, ConfigurationsReady
+                ksvc_status = (ksvc or {}).get("status") or {}
+                knative_conditions = ksvc_status.get("conditions") or []
+                by_type = {c.get("type"): c for c in knative_conditions}
+                for target, source in (("PredictorReady", "Ready"), ("PredictorRouteReady", "RoutesReady"),
+                                       ("PredictorConfigurationReady", "ConfigurationsReady")):
+                    conditions.propagate(target, by_type.get(source), keep_reason=True)
+                for key, field in (("latestCreatedRevision", "latestCreatedRevisionName"),
+                                   ("latestReadyRevision", "latestReadyRevisionName")):
+                    if ksvc_status.get(field):
+                        component[key] = ksvc_status[field]
+                if ksvc_status.get("traffic"):
+                    component["traffic"] = ksvc_status["traffic"]
+                if (by_type.get("Ready") or {}).get("status") == "True":
+                    component["url"] = ksvc_status.get("url")
+                    component["address"] = ksvc_status.get("address")
+                    component["latestRolledoutRevision"] = ksvc_status.get("latestReadyRevisionName")
             else:
-                conditions = set_condition(conditions, "IngressReady", "False", "Predictor Deployment NotReady",
-                                           "Predictor ingress not created", now)
-            if ready:
-                conditions = set_condition(conditions, "PredictorReady", "True", None, None, now)
-                conditions = set_condition(conditions, "Ready", "True", None, None, now)
-                model_status = {"transitionStatus": "UpToDate",
-                                "states": {"activeModelState": "Loaded", "targetModelState": "Loaded"},
-                                "copies": {"failedCopies": 0, "totalCopies": replicas}}
+                # PropagateRawStatus: Available=False overrides ProgressDeadlineExceeded
+                value, reason, message = raw_predictor_condition(deployment)
+                conditions.propagate("PredictorReady", {"status": value, "reason": reason, "message": message},
+                                     keep_reason=True)
+                if value == "True":
+                    component["url"] = internal
+            isvc_ready = conditions.status("Ready") == "True"
+            model = ModelStatus(status.get("modelStatus"))
+            propagate_model_status(model, pods, isvc_ready and left <= 0, mode != KNATIVE, knative_conditions,
+                                   component.get("latestCreatedRevision") == component.get("latestReadyRevision"))
+            if conditions.get("Stopped") is None:
+                conditions.set("Stopped", "False")
+            if mode == KNATIVE:
+                # PropagateCrossComponentStatus
+                for cross, source in (("RoutesReady", "PredictorRouteReady"),
+                                      ("LatestDeploymentReady", "PredictorConfigurationReady")):
+                    value = conditions.status(source)
+                    if value == "True":
+                        conditions.set(cross, "True")
+                    else:
+                        conditions.set(cross, "Unknown" if value in (None, "Unknown") else "False",
+                                       "%s not ready" % source)
+                # ingress_reconciler.go without Istio's VirtualService: ready once the predictor has its URL
+                if component.get("url") and left <= 0:
+                    conditions.mark_true("IngressReady")
+                    status["url"] = override or "https://%s-%s.%s" % (name, namespace, _apps_domain(cluster))
+                    status["address"] = {"url": override or internal}
+            elif internal_only and left <= 0:
+                # kube_ingress_reconciler.go: no Ingress to create - the URLs are set and IngressReady is True
+                conditions.mark_true("IngressReady")
+                status["url"] = override or internal
+                status["address"] = {"url": override or internal}
+            elif conditions.status("PredictorReady") == "True" and left <= 0:
+                conditions.mark_true("IngressReady")
+                status["url"] = override or internal
+                status["address"] = {"url": override or internal}
             else:
-                why, text = (failure_info["reason"], failure_info["message"]) if failure_info else (reason, message)
-                conditions = set_condition(conditions, "PredictorReady", "False", why, text, now)
-                conditions = set_condition(conditions, "Ready", "False", why, text, now)
-                if failure_info:
-                    model_status = {"transitionStatus": "BlockedByFailedLoad",
-                                    "states": {"activeModelState": "", "targetModelState": "FailedToLoad"},
-                                    "lastFailureInfo": failure_info, "copies": {"failedCopies": 1, "totalCopies": 0}}
-                else:
-                    model_status = {"transitionStatus": "InProgress",
-                                    "states": {"activeModelState": "Pending", "targetModelState": "Loaded"}}
-            status.update(conditions=conditions, observedGeneration=generation, deploymentMode=mode,
-                          modelStatus=model_status, url=override or external, address={"url": override or internal},
-                          components={"predictor": {"url": override or internal}})
+                conditions.mark_false("IngressReady", "Predictor ingress not created")
+            if component.get("url") and override:
+                component["url"] = override
+            components["predictor"] = component
+            status.update(conditions=conditions.conditions, observedGeneration=generation, deploymentMode=mode,
+                          modelStatus=model.value, components=components)
             if runtime is not None:
                 status["servingRuntimeName"] = runtime["metadata"]["name"]
         self.write_status(ref, change)
-        if available and not failure_info and left > 0:
+        if left > 0:
             return left
         return None
+
+    def _knative_service(self, isvc, labels, pod_spec, pod_annotations, replicas):
+        """The predictor's Knative Service ``<name>-predictor`` (reconcilers/knative/ksvc_reconciler.go): the
+        predictor's pods as its template, ``autoscaling.knative.dev/min-scale`` from minReplicas."""
+        name, namespace = isvc["metadata"]["name"], isvc["metadata"]["namespace"]
+        annotations = dict(pod_annotations, **{"autoscaling.knative.dev/min-scale": str(replicas)})
+        for key, value in (isvc["metadata"].get("annotations") or {}).items():
+            if key.startswith("serving.knative.dev/"):
+                annotations[key] = value
+        template = {"metadata": {"labels": dict(labels, **{"component": "predictor"}), "annotations": annotations},
+                    "spec": pod_spec}
+        body = {"apiVersion": "serving.knative.dev/v1", "kind": "Service",
+                "metadata": {"name": "%s-predictor" % name, "namespace": namespace,
+                             "labels": {"serving.kserve.io/inferenceservice": name, "component": "predictor"},
+                             "ownerReferences": [owner_reference(isvc)]},
+                "spec": {"template": template}}
+
+        def update(obj):
+            if (obj.get("spec") or {}).get("template") == template:
+                return False
+            obj["spec"] = {"template": copy.deepcopy(template)}
+            obj["metadata"]["generation"] = int(obj["metadata"].get("generation", 1)) + 1
+            return True
+        return apply_owned(self.cluster, self.cluster.resource_for_key(KNATIVE_SERVICES), body, namespace, update)
 
 
 class LLMInferenceServiceController(OperatorReconciler):

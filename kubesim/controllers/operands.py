@@ -244,7 +244,8 @@ class KnativeServingReconciler(OperandReconciler):
             status["version"] = "1.16.0"
             # Knative Serving's own kinds are served once it runs (what KServe looks for in Serverless mode)
             from kubesim import apis
-            apis.install_crds(self.cluster, ["serving.knative.dev/Service"])
+            from kubesim.controllers.knative import CRDS
+            apis.install_crds(self.cluster, CRDS)
 
 
 class AuthorinoReconciler(OperandReconciler):

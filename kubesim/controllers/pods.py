@@ -6,7 +6,8 @@ template annotations reach every pod it creates:
 
 - ``outcome``: ``Running`` (stays running; the default for ``restartPolicy: Always``),
   ``Succeeded`` (the default for ``Never``/``OnFailure``), ``Failed``,
-  ``CrashLoopBackOff`` (the container restarts every ``duration-s``);
+  ``CrashLoopBackOff`` (the container restarts every ``duration-s``; with ``crash-count: N`` it crashes
+  N times, then its next start runs: a transient crash the kubelet's restart recovers from);
 - ``duration-s``: simulated seconds the container runs (default 1);
 - ``start-delay-s``: simulated seconds from creation to Running (server default);
 - ``exit-code``: the exit code of a Failed container (default 1);
@@ -359,6 +360,10 @@ class PodController(Controller):
         outcome = self._outcome(pod)
         container = ((pod.get("status") or {}).get("containerStatuses") or [{}])[0]
         state = container.get("state") or {}
+        crashes = _float(_annotation(pod, "crash-count"), 0)
+        if outcome == "CrashLoopBackOff" and crashes >= 1 and "running" in state and \
+                int(container.get("restartCount") or 0) >= crashes:
+            outcome = "Running"    # crashed crash-count times: this start succeeds
         started_at = (state.get("running") or {}).get("startedAt")
         if started_at and not container.get("ready"):
             ready, ready_in = self._readiness(pod, started_at)

@@ -13,6 +13,7 @@ from kubesim.controllers.core import CRDController, GarbageCollector, NamespaceC
 from kubesim.controllers.gateway import (GatewayClassController, GatewayController, HTTPRouteController,
                                          InferencePoolController)
 from kubesim.controllers.jobs import JobController
+from kubesim.controllers.knative import KnativeServiceController
 from kubesim.controllers.kserve import InferenceServiceController, LLMInferenceServiceController
 from kubesim.controllers.nfd import NodeFeatureDiscoveryController
 from kubesim.controllers.nvidia import ClusterPolicyController
@@ -47,7 +48,7 @@ OPERATORS = (NodeFeatureDiscoveryController, ClusterPolicyController, DSCInitial
              PyTorchJobController, TrainJobController, RayClusterController, RayJobController, DSPAController, ArgoWorkflowController,
              AWSEFSCSIDriverController, DemoAppReconciler, KueueReconciler,
              ServiceMeshControlPlaneReconciler, ServiceMeshMemberRollReconciler, KnativeServingReconciler,
-             AuthorinoReconciler, PipelineRunController, TaskRunController)
+             AuthorinoReconciler, PipelineRunController, TaskRunController, KnativeServiceController)
 OPENSHIFT = (ClusterVersionController, MachineSetController, MachineController, BuildConfigController, BuildController,
              ImageStreamController, RouteController, OAuthController, UserWorkloadMonitoringController,
              MachineConfigPoolController)

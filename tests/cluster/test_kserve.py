@@ -3,6 +3,7 @@ ServingRuntime and InferenceService deployed and waited for, validated with real
 OpenAI-compatible server (the InferenceService's URL pointed at it), a model that fails to load named in one line,
 the gRPC parameters refused, the state captured, everything removed."""
 
+import re
 import time
 
 from conftest import read
@@ -65,3 +66,36 @@ def test_a_model_deployed_validated_failing_and_removed(toolbox, kube, sim, tmp_
     removed = toolbox("kserve undeploy_model", {"namespace": "serving", "all": True}, tmp_path / "undeploy")
     assert removed.returncode == 0, removed.output
     assert kube.get("InferenceService", namespace="serving", api_version=ISVC) == []
+
+
+def test_a_model_that_crashes_once_is_deployed_and_one_that_keeps_crashing_fails_naming_its_container(
+        toolbox, kube, sim, tmp_path):
+    """KServe's BlockedByFailedLoad is not final: a vLLM that crashes once (kubesim's crash-once image behaviour)
+    is deployed when the kubelet's restart runs; one that crashes at every start fails once it restarted
+    max_restarts times, naming the container and its last termination."""
+    kube.dynamic.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": "flaky"}})
+    sim.image_behaviours.add("quay.io/modh/vllm:crash-once", behaviour="crash-once")
+    sim.image_behaviours.add("quay.io/modh/vllm:crash-loop", behaviour="crash-loop",
+                             log="torch.OutOfMemoryError: CUDA out of memory")
+    args = {"namespace": "flaky", "model_name": "granite-3b", "sr_name": "vllm-once", "inference_service_name": "once",
+            "sr_kserve_image": "quay.io/modh/vllm:crash-once", "raw_deployment": True, "gpu_count": 0, "delay": 1,
+            "timeout": 120, "delete_others": False}
+    try:
+        recovered = toolbox("kserve deploy_model", args, tmp_path / "once")
+        looping = toolbox("kserve deploy_model", dict(args, sr_name="vllm-loop", inference_service_name="loop",
+                                                      sr_kserve_image="quay.io/modh/vllm:crash-loop", max_restarts=2),
+                          tmp_path / "loop")
+    finally:
+        sim.image_behaviours.clear()
+    assert recovered.returncode == 0, recovered.output
+    isvc = kube.get("InferenceService", "once", "flaky", ISVC)
+    assert isvc["status"]["modelStatus"]["transitionStatus"] == "UpToDate"
+    assert isvc["status"]["modelStatus"]["lastFailureInfo"]["reason"] == "ModelLoadFailed"   # it did crash
+    assert looping.returncode != 0
+    failure = " ".join(read(looping.command_dir, "FAILURE").split())
+    assert "InferenceService flaky/loop: model BlockedByFailedLoad: container kserve-container of pod loop-predictor-" \
+        in failure, failure
+    # the wait fails at the first look that sees the container crashed with at least max_restarts restarts
+    crashed = re.search(r"restarted (\d+) time\(s\), last terminated Error exit code 1: torch.OutOfMemoryError: CUDA "
+                        r"out of memory; still crashing after (\d+) restarts \(max_restarts 2\)", failure)
+    assert crashed and int(crashed.group(1)) == int(crashed.group(2)) >= 2, failure

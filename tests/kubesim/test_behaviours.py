@@ -76,3 +76,67 @@ def test_an_image_that_cannot_be_pulled_backs_off_as_the_kubelet_does(sim):
     pulls = [reason for reason in reasons if reason != "ContainerCreating"]
     assert pulls[:2] == ["ErrImagePull", "ImagePullBackOff"], reasons
     assert len(pulls) <= 6, reasons
+
+
+def test_a_named_behaviour_crash_once_restarts_the_container_once_then_runs(sim):
+    """crash-once: CrashLoopBackOff with crash-count 1 - one crash, the kubelet's restart after its back-off
+    runs and the container becomes ready (the rule's own annotations over the behaviour's)."""
+    sim.image_behaviours.add("quay.io/x/flaky:*", behaviour="crash-once", **{"duration-s": "2"})
+    try:
+        pods = sim.cluster.resource_for_key(("", "pods"))
+        sim.cluster.create(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "flaky"},
+                                  "spec": {"containers": [{"name": "main", "image": "quay.io/x/flaky:1"}]}},
+                           namespace="default")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            status = ((sim.cluster.store.get(("", "pods"), "default", "flaky") or {}).get("status") or {})
+            container = (status.get("containerStatuses") or [{}])[0]
+            if container.get("ready"):
+                break
+            time.sleep(0.05)
+        assert container.get("ready") and container["restartCount"] == 1, status
+        assert container["lastState"]["terminated"]["exitCode"] == 1
+        annotations = sim.cluster.store.get(("", "pods"), "default", "flaky")["metadata"]["annotations"]
+        assert annotations["kubesim.perfscale.io/crash-count"] == "1"
+        assert annotations["kubesim.perfscale.io/duration-s"] == "2"
+        # it stays running: no second crash
+        time.sleep(40 / 20)
+        container = sim.cluster.store.get(("", "pods"), "default", "flaky")["status"]["containerStatuses"][0]
+        assert container["restartCount"] == 1 and "running" in container["state"]
+    finally:
+        sim.image_behaviours.clear()
+
+
+def test_a_slow_storage_pod_waits_in_container_creating_then_runs(sim):
+    sim.image_behaviours.add("quay.io/x/slow:*", behaviour="slow-storage", **{"start-delay-s": "20"})
+    try:
+        pods = sim.cluster.resource_for_key(("", "pods"))
+        sim.cluster.create(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "slow"},
+                                  "spec": {"containers": [{"name": "main", "image": "quay.io/x/slow:1"}]}},
+                           namespace="default")
+        time.sleep(5 / 20)
+        status = sim.cluster.store.get(("", "pods"), "default", "slow")["status"]
+        assert status["phase"] == "Pending"
+        assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+        assert _wait_phase(sim, "slow", phases=("Running",))["status"]["phase"] == "Running"
+    finally:
+        sim.image_behaviours.clear()
+
+
+def test_an_unknown_behaviour_is_one_line_naming_the_known_ones(tmp_path):
+    from kubesim import __main__ as main
+    from kubesim.behaviours import ImageBehaviours
+    with pytest.raises(ValueError) as error:
+        ImageBehaviours([{"image": "x:*", "behaviour": "explode"}])
+    assert str(error.value) == ("image behaviour 'explode': unknown; expected one of crash-loop, crash-once, "
+                                "slow-storage")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("- {image: 'quay.io/x:*', behaviour: explode}\n")
+    with pytest.raises(SystemExit) as stop:
+        main._image_behaviours(str(rules))
+    assert str(stop.value) == ("--image-behaviours %s: image behaviour 'explode': unknown; expected one of crash-loop, "
+                               "crash-once, slow-storage" % rules)
+    rules.write_text("- {image: 'quay.io/x:*', behaviour: crash-loop, annotations: {exit-code: '3'}}\n")
+    loaded = ImageBehaviours(main._image_behaviours(str(rules)))
+    assert loaded.annotations_for("quay.io/x:1")["kubesim.perfscale.io/exit-code"] == "3"
+    assert loaded.annotations_for("quay.io/x:1")["kubesim.perfscale.io/outcome"] == "CrashLoopBackOff"

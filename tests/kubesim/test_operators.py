@@ -228,7 +228,8 @@ def test_inference_services(kubectl):
     status = get(kubectl, "isvc", "granite", "-n", "llm")["status"]
     # the URL steering annotation points clients at a local OpenAI-compatible server
     assert status["url"] == status["address"]["url"] == "http://127.0.0.1:8765"
-    assert status["modelStatus"]["states"]["activeModelState"] == "Loaded" and status["deploymentMode"] == "RawDeployment"
+    # the deprecated RawDeployment reads as Standard, the name KServe writes (pkg/constants/constants.go)
+    assert status["modelStatus"]["states"]["activeModelState"] == "Loaded" and status["deploymentMode"] == "Standard"
     assert {c["type"] for c in status["conditions"] if c["status"] == "True"} >= {"IngressReady", "PredictorReady", "Ready"}
     pod = get(kubectl, "pods", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=granite")["items"][0]
     container = pod["spec"]["containers"][0]
@@ -239,7 +240,10 @@ def test_inference_services(kubectl):
             "llm", "--timeout=60s")
     status = get(kubectl, "isvc", "broken", "-n", "llm")["status"]
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
-    assert (ready["status"], ready["reason"]) == ("False", "ModelLoadFailed") and "CUDA out of memory" in ready["message"]
+    # PropagateRawStatus: the Deployment's Available reason; the crash is in modelStatus (PropagateModelStatus)
+    assert (ready["status"], ready["reason"]) == ("False", "MinimumReplicasUnavailable")
+    failure = status["modelStatus"]["lastFailureInfo"]
+    assert failure["reason"] == "ModelLoadFailed" and "CUDA out of memory" in failure["message"]
     kubectl("wait", "--for=jsonpath={.status.modelStatus.lastFailureInfo.reason}=RuntimeNotRecognized", "isvc/nowhere",
             "-n", "llm", "--timeout=30s")
     nowhere = get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]
@@ -248,7 +252,7 @@ def test_inference_services(kubectl):
     # Knative mode where no Knative Service is served: one Warning event, the status as new, nothing deployed
     apply(kubectl, dict(isvc("knative"), metadata={"name": "knative", "namespace": "llm", "annotations": {
         "serving.kserve.io/deploymentMode": "Serverless"}}))
-    kubectl("wait", "--for=jsonpath={.status.deploymentMode}=Serverless", "isvc/knative", "-n", "llm", "--timeout=30s")
+    kubectl("wait", "--for=jsonpath={.status.deploymentMode}=Knative", "isvc/knative", "-n", "llm", "--timeout=30s")
     rejected = get(kubectl, "isvc", "knative", "-n", "llm")["status"]
     assert {c["type"]: c["status"] for c in rejected["conditions"]} == {
         "IngressReady": "Unknown", "PredictorReady": "Unknown", "Ready": "Unknown"}

@@ -6,6 +6,7 @@ failure one must end it with the failure named. The roles' waits are the judges 
 plugins/module_utils/kube/waits/; every judge a role uses must meet the corpus here.
 """
 
+import copy
 import glob
 import os
 import re
@@ -118,7 +119,9 @@ def test_each_wait_meets_the_upstream_state_as_upstream_means_it(path, entry):
     judge_name = entry.get("wait") or JUDGE_OF_KIND.get(group_kind(obj))
     assert judge_name, "%s: no wait judges %s %s" % (path, *group_kind(obj))
     judge = waits.judge(judge_name)
-    seen = judge.observe({"subject": [obj]}, target_for(judge_name, obj))
+    # the other objects the judge reads in that state (its predictor's pods), when the entry has them
+    found = dict(entry.get("related") or {}, subject=[obj])
+    seen = judge.observe(found, target_for(judge_name, obj))
     assert seen.state == EXPECTED[entry["expect"]], "%s (%s): %r" % (path, entry["meaning"], seen)
     # the summary names the object (or what is missing) in one line
     assert "\n" not in seen.summary and len(seen.summary) < 600
@@ -246,3 +249,131 @@ def test_a_cluster_operator_reacted_to_a_change_when_progressing_moved_since():
     assert judge.observe({"subject": [operator]}, after).state == "waiting"
     moving = dict(operator, status=dict(operator["status"], conditions=[dict(progressing, status="True")]))
     assert judge.observe({"subject": [moving]}, after).state == "ready"
+
+
+def corpus_entry(name):
+    for path, entry in CORPUS_ENTRIES:
+        if path == name:
+            return entry
+    raise KeyError(name)
+
+
+def isvc_seen(name, options=None, **found):
+    """The inferenceservice judge on a corpus entry (its related objects unless ``found`` replaces them)."""
+    entry = corpus_entry(os.path.join("kserve", name))
+    obj = entry["object"]
+    objects = dict(entry.get("related") or {}, subject=[obj], events=[])
+    objects.update(found)
+    target = base.Target(obj["metadata"]["namespace"], obj["metadata"]["name"], options=options)
+    return waits.judge("inferenceservice").observe(objects, target)
+
+
+def test_a_model_that_crashed_once_is_waited_through_then_ready_with_its_failure_still_recorded():
+    """KServe's BlockedByFailedLoad is not final: the wait goes on while the kubelet restarts the container,
+    naming the crash and the bound, and ends well once KServe says Loaded (lastFailureInfo stays)."""
+    blocked = isvc_seen("inferenceservice-transient-blocked-by-failed-load.yaml")
+    assert blocked == base.waiting(
+        "InferenceService default/crashed-once: model BlockedByFailedLoad (container kserve-container of pod "
+        "crashed-once-predictor-5d8f7c9b4-x2x7q restarted 0 time(s), last terminated CrashLoopBackOff exit code 1: "
+        "For testing); KServe marks it Loaded when a restart succeeds (failed after 5 restarts)")
+    loaded = isvc_seen("inferenceservice-success-loaded-after-recovery.yaml")
+    assert loaded.state == "ready"
+    assert corpus_entry(os.path.join("kserve", "inferenceservice-success-loaded-after-recovery.yaml"))[
+        "object"]["status"]["modelStatus"]["lastFailureInfo"]["reason"] == "ModelLoadFailed"
+    # with no pod to read (not listed yet), the failure info is named instead
+    assert isvc_seen("inferenceservice-transient-blocked-by-failed-load.yaml", pods=[]).summary == (
+        "InferenceService default/crashed-once: model BlockedByFailedLoad (ModelLoadFailed: For testing "
+        "(exit code 1)); "
+        "KServe marks it Loaded when a restart succeeds (failed after 5 restarts)")
+
+
+def test_a_crash_loop_that_persists_past_max_restarts_fails_naming_the_container_and_its_last_termination():
+    seen = isvc_seen("inferenceservice-failure-model-crash-loop.yaml")
+    assert seen == base.failed(
+        "InferenceService default/crash-loop: model BlockedByFailedLoad: container kserve-container of pod "
+        "crash-loop-predictor-7b9d6c5f4-q8k2m restarted 6 time(s), last terminated Error exit code 1: "
+        "torch.OutOfMemoryError: CUDA out of memory; still crashing after 6 restarts (max_restarts 5)")
+    # the bound is the wait's option: with more room the same state is waited through
+    assert isvc_seen("inferenceservice-failure-model-crash-loop.yaml", {"max_restarts": 10}).state == "waiting"
+    assert isvc_seen("inferenceservice-transient-blocked-by-failed-load.yaml", {"max_restarts": "1"}).state == "waiting"
+    # a storage-initializer that keeps failing is the same crash loop (the init container's restarts)
+    entry = corpus_entry(os.path.join("kserve",
+                                      "inferenceservice-transient-knative-storage-initializer-crashloop.yaml"))
+    pod = entry["related"]["pods"][0]
+    looping = dict(pod, status=dict(pod["status"], initContainerStatuses=[
+        dict(pod["status"]["initContainerStatuses"][0], restartCount=5)]))
+    seen = isvc_seen("inferenceservice-transient-knative-storage-initializer-crashloop.yaml", pods=[looping])
+    assert seen.state == "failed" and "container storage-initializer of pod" in seen.summary
+    assert "last terminated Error exit code 1: Invalid Storage URI provided" in seen.summary
+
+
+def test_max_restarts_must_be_a_whole_number_of_at_least_one():
+    judge = waits.judge("inferenceservice")
+    for bad, shown in ((0, "0"), ("many", "many"), (True, "True"), (-3, "-3")):
+        with pytest.raises(base.WaitError) as error:
+            judge.check(base.Target("ns", "isvc", options={"max_restarts": bad}))
+        assert str(error.value) == ("wait inferenceservice: max_restarts: %s; expected a whole number of at least 1"
+                                    % shown)
+    judge.check(base.Target("ns", "isvc", options={"max_restarts": "3"}))
+
+
+def test_a_termination_message_from_the_container_is_one_printable_line():
+    """A termination message is the container's log tail (FallbackToLogsOnError): whatever it holds, the
+    summary is one line without control characters, cut to a summary's length."""
+    entry = corpus_entry(os.path.join("kserve", "inferenceservice-failure-model-crash-loop.yaml"))
+    pod = entry["related"]["pods"][0]
+    status = pod["status"]["containerStatuses"][0]
+    hostile = dict(status, lastState={"terminated": {"reason": "Error\x1b[2J", "exitCode": 1,
+                                                     "message": "line one\nline two \x1b[31mred\x1b[0m" + "x" * 5000}})
+    seen = isvc_seen("inferenceservice-failure-model-crash-loop.yaml",
+                     pods=[dict(pod, status=dict(pod["status"], containerStatuses=[hostile]))])
+    assert seen.state == "failed" and "\x1b" not in seen.summary and "\n" not in seen.summary
+    assert "Error\\x1b[2J exit code 1: line one line two \\x1b[31mred\\x1b[0m" in seen.summary
+    assert len(seen.summary) < 700
+
+
+def test_raw_available_false_over_the_progress_deadline_is_waited_through_as_kserve_reports_it():
+    """PropagateRawStatus lets Available=False override ProgressDeadlineExceeded: the InferenceService says
+    MinimumReplicasUnavailable, which KServe keeps reconciling; a stalled rollout beside an available one
+    (PredictorReady ProgressDeadlineExceeded) still ends the wait."""
+    seen = isvc_seen("inferenceservice-transient-raw-available-false-over-deadline.yaml")
+    assert seen == base.waiting("InferenceService default/slow-predictor: PredictorReady=False "
+                                "(MinimumReplicasUnavailable: Deployment does not have minimum availability.)")
+    obj = copy.deepcopy(corpus_entry(os.path.join(
+        "kserve", "inferenceservice-transient-raw-available-false-over-deadline.yaml"))["object"])
+    obj["status"]["conditions"][1] = {"type": "PredictorReady", "status": "False", "reason": "ProgressDeadlineExceeded",
+                                      "message": 'ReplicaSet "slow-predictor-7c9" has timed out progressing.'}
+    seen = waits.judge("inferenceservice").observe({"subject": [obj], "events": [], "pods": []},
+                                                   base.Target("default", "slow-predictor"))
+    assert seen.state == "failed" and "ProgressDeadlineExceeded" in seen.summary
+
+
+def test_serverless_conditions_are_waited_through_until_knative_gives_up_on_the_revision():
+    missing = isvc_seen("inferenceservice-transient-knative-revision-missing.yaml")
+    assert missing == base.waiting(
+        'InferenceService default/sklearn-iris: PredictorReady=Unknown (RevisionMissing: Configuration '
+        '"sklearn-iris-predictor" is waiting for a Revision to become ready.)')
+    crashed = isvc_seen("inferenceservice-transient-knative-revision-failed-container.yaml")
+    assert crashed.state == "waiting" and "restarted 1 time(s)" in crashed.summary
+    scaled = isvc_seen("inferenceservice-failure-knative-revision-scaled-to-zero.yaml")
+    assert scaled == base.failed(
+        "InferenceService default/scaled-away: model BlockedByFailedLoad with no predictor pod: PredictorReady=False "
+        "(RevisionFailed: For testing) (the Knative revision failed and was scaled to zero)")
+
+
+def test_a_runtime_not_created_yet_is_waited_for_and_one_that_cannot_serve_the_model_fails():
+    seen = isvc_seen("inferenceservice-transient-runtime-not-recognized.yaml")
+    assert seen == base.waiting("InferenceService default/early-isvc: model InvalidSpec (RuntimeNotRecognized: Waiting "
+                                "for runtime to become available); KServe retries until the ServingRuntime exists")
+    assert isvc_seen("inferenceservice-failure-no-supporting-runtime.yaml").state == "failed"
+
+
+def test_the_serving_judges_cite_files_that_exist_at_the_cited_commit():
+    """pkg/apis/serving/v1alpha1/llm_inference_service_status.go and pkg/controller/llmisvc do not exist at
+    kserve aaac4e29: the LLMInferenceService lifecycle is v1alpha2's, its controller pkg/controller/v1alpha2/llmisvc."""
+    from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import serving
+    cited = " ".join([serving.__doc__] + [j.upstream[1] for j in serving.JUDGES])
+    assert "llm_inference_service_status.go" not in cited and "pkg/controller/llmisvc" not in cited
+    cited_by_llm = waits.judge("llminferenceservice").upstream[1]
+    assert "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go" in cited_by_llm
+    assert "pkg/controller/v1alpha2/llmisvc" in cited_by_llm
