@@ -17,8 +17,11 @@ Planning (``plan_points``)
     The harness (``harnesses/``) validates every point and builds its command,
     before anything runs.
 
-Running (``MatrixRunner``)
-    An executor (``executors/``) runs each point. Every point has its own
+Running (``MatrixRun``, ``MatrixRunner``)
+    The executor (``executors/``) gets the matrix run (``executor.run(MatrixRun)``); one
+    that runs points has the ``MatrixRunner`` run each of them with it, one that hands the
+    whole matrix to another engine finishes the points it brings back with
+    ``record_outcome``. Every point has its own
     directory ``NNN__<name>`` inside the matrix directory ``NNN__matbenchmarking``,
     created up front in expansion order, with ``settings.yaml``. Running a point
     writes ``.uuid``, the harness's ``stderr.log`` and ``output.json`` (what it
