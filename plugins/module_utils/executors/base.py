@@ -1,30 +1,48 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What an executor is: where and how a matrix point's command runs.
+"""What an executor is: where and how a matrix's points run.
 
-The matrix engine drives an executor through four calls per point, and knows
-nothing else about it:
+One protocol for every executor; the runner (``matrix/benchmark.run_benchmark``, and the
+``inventory_hosts`` module on a host) calls the same methods whatever the executor is:
 
-``start(point, command, directory)``  start the point's ``PointCommand``; its
-    stdout and stderr end up as ``stdout.log`` / ``stderr.log`` in ``directory``;
-    returns a handle.
-``wait(handle, timeout)``  wait until the point ends or ``timeout`` seconds
-    passed (then it is killed); returns an ``Execution``.
-``collect(handle, directory)``  bring the point's files into its directory
-    (nothing to do when the point ran there); returns ``None``, or an
-    ``Execution`` replacing the one of ``wait`` when collecting failed (a
-    point whose files did not come back did not succeed).
-``cancel(handle)``  stop a running point now (its whole process tree).
+``from_section(section, base_env, connections)``  create one from the benchmark section
+    (``tests.benchmark``), the environment of the points and the connection options of the
+    clusters (``clusters.connection_options``).
+``cluster_role(section)``  the cluster role whose API it reaches (checked before any point
+    runs), or None.
+``run(matrix)``  run the points of ``matrix`` (a ``matrix.engine.MatrixRun``: its directory,
+    points, harness, section, the points skipped before deploy, the parallelism policy and
+    callbacks) and return the matrix summary (the counts of ``progress.json``).
+``close()``  release what the executor holds once the matrix is done (always called).
 
-``close()`` releases what the executor holds once the matrix is done.
-``from_section(section, base_env, connections)`` creates one from the
-benchmark section (``tests.benchmark``), the environment of the points and
-the connection options of the clusters (``clusters.connection_options``).
-Executors register in ``executors/__init__.py``.
+How ``run`` runs the points is the executor's own business:
+
+- ``Executor`` (``local``, ``kubernetes``): one point at a time through the matrix engine
+  (``matrix.run_points(self)``: the ``MatrixRunner``'s policies, resume, stop_on_error, the
+  harness's contract), which drives four calls per point:
+
+  ``start(point, command, directory)``  start the point's ``PointCommand``; its stdout and
+      stderr end up as ``stdout.log`` / ``stderr.log`` in ``directory``; returns a handle.
+  ``wait(handle, timeout)``  wait until the point ends or ``timeout`` seconds passed (then it
+      is killed); returns an ``Execution``.
+  ``collect(handle, directory)``  bring the point's files into its directory (nothing to do
+      when the point ran there); returns ``None``, or an ``Execution`` replacing the one of
+      ``wait`` when collecting failed (a point whose files did not come back did not succeed).
+  ``cancel(handle)``  stop a running point now (its whole process tree).
+
+- ``WholeMatrixExecutor`` (``tekton``, ``inventory_hosts``): the whole matrix goes to another
+  engine at once: ``render(points, matrix_dir)`` writes (or returns) what that engine runs for
+  the points still to run, ``run_rendered(points, matrix_dir, harness, rendered)`` has it run
+  there and finishes the points it ran (``matrix.record_outcome``), or returns None when what
+  was rendered is only written.
+
+Executors register in ``executors/__init__.py`` (a name -> module and class).
 """
 
 from __future__ import annotations
+
+from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
 
 EXIT_TIMEOUT = 124          # as coreutils timeout
 EXIT_BAD_OUTPUT = 65        # EX_DATAERR: ran, but did not honour the contract
@@ -74,11 +92,10 @@ def resource_usage(rusage):
 
 
 class Executor:
+    """An executor that runs one point at a time through the matrix engine (``run``'s default)."""
+
     name = None
     description = ""
-    # False: the executor hands the whole matrix to another engine (``render(points, matrix_dir)``
-    # writes what that engine runs) instead of running each point through start/wait/collect
-    runs_points = True
 
     @classmethod
     def from_section(cls, section, base_env=None, connections=None):
@@ -90,6 +107,11 @@ class Executor:
         """The cluster role (sutest, driver) whose API the executor reaches for this section, checked
         before any point runs; None (the default) when it reaches no cluster."""
         return None
+
+    def run(self, matrix):
+        """Run the points of ``matrix`` (a ``matrix.engine.MatrixRun``); the matrix summary. By default
+        the engine runs them one by one with this executor's ``start``/``wait``/``collect``/``cancel``."""
+        return matrix.run_points(self)
 
     def start(self, point, command, directory):
         raise NotImplementedError
@@ -104,13 +126,36 @@ class Executor:
     def cancel(self, handle):
         raise NotImplementedError
 
+    def close(self):
+        """Nothing held by default."""
+
+
+class WholeMatrixExecutor(Executor):
+    """An executor that hands the whole matrix to another engine (Tekton, Ansible's play over the
+    hosts) instead of running its points one by one here."""
+
+    def run(self, matrix):
+        """Render the points still to run (``matrix.points_to_hand_over``), have the other engine run
+        them (``run_rendered``), and the matrix summary of what it reported."""
+        points = matrix.points_to_hand_over()
+        rendered = self.render(points, matrix.matrix_dir)
+        summary = self.run_rendered(points, matrix.matrix_dir, matrix.harness, rendered)
+        return matrix.handed_over(points, summary, rendered)
+
     def render(self, points, matrix_dir):
+        """What the other engine runs for ``points`` (written into ``matrix_dir``, or returned)."""
         raise NotImplementedError
 
     def run_rendered(self, points, matrix_dir, harness, rendered):
         """Have the other engine run what ``render`` wrote and finish the points it ran
         (``matrix.record_outcome``); the matrix summary, or None when it is only written."""
-        return None
+        raise NotImplementedError
 
-    def close(self):
-        """Nothing held by default."""
+    def start(self, point, command, directory):
+        raise ExecutorError("the %s executor runs no point itself: %s" % (self.name, self.description))
+
+    def wait(self, handle, timeout):
+        raise ExecutorError("the %s executor runs no point itself: %s" % (self.name, self.description))
+
+    def cancel(self, handle):
+        """Nothing runs here."""

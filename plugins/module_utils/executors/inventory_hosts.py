@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The inventory_hosts executor: the benchmark matrix on the hosts of the inventory group ``benchmark_hosts``.
 
-Like the tekton executor it runs no point itself (``runs_points = False``): the engine that runs
+Like the tekton executor it runs no point itself (a ``WholeMatrixExecutor``): the engine that runs
 the matrix is Ansible's play over the group, one ``matrix_host_run`` task per host. The controller
 plans and keeps the tree; each host only runs commands:
 
@@ -144,11 +144,10 @@ def _check_members(archive, members, allowed):
                               "nothing was unpacked" % (archive, member.name))
 
 
-class InventoryHostsExecutor(base.Executor):
+class InventoryHostsExecutor(base.WholeMatrixExecutor):
     name = NAME
     description = ("Each host of the inventory group benchmark_hosts runs the matrix (matrix_host_run, local "
                    "subprocesses there); its points come back under <run>/hosts/<host>/")
-    runs_points = False
     group = GROUP
     hosts_dir = HOSTS_DIR
     python_token = PYTHON_TOKEN
@@ -244,8 +243,9 @@ class InventoryHostsExecutor(base.Executor):
 
     @staticmethod
     def run_payload(payload, work_dir, harness, python, executor, controller_alive=None):
-        """Run the payload's points in ``work_dir`` (on the host) with ``executor``; returns the
-        runner's summary with ``archive``: the path of the ``tar.gz`` of the point directories."""
+        """Run the payload's points in ``work_dir`` (on the host) with ``executor`` (its ``run``, then
+        ``close``); returns the runner's summary with ``archive``: the path of the ``tar.gz`` of the
+        point directories."""
         from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
 
         _check_payload(payload)
@@ -265,11 +265,13 @@ class InventoryHostsExecutor(base.Executor):
             os.makedirs(point.directory, exist_ok=True)
             points.append(point)
         started = time.monotonic()
-        runner = matrix_lib.MatrixRunner(points_dir, points, timeout=payload["timeout_s"], harness=harness,
-                                         executor=executor, parallelism=payload["parallelism"],
-                                         stop_on_error=payload["stop_on_error"], controller_alive=controller_alive,
-                                         section=payload.get("section"))
-        summary = runner.run()
+        matrix = matrix_lib.MatrixRun(points_dir, points, harness, payload.get("section"), timeout=payload["timeout_s"],
+                                      parallelism=payload["parallelism"], stop_on_error=payload["stop_on_error"],
+                                      controller_alive=controller_alive)
+        try:
+            summary = executor.run(matrix)  # the same protocol as on the controller
+        finally:
+            executor.close()
         summary["failed_points"] = [dict(item, directory=os.path.basename(item["directory"]))
                                     for item in summary["failed_points"]]
         summary["matrix_dir"] = points_dir
@@ -375,14 +377,3 @@ class InventoryHostsExecutor(base.Executor):
             lines.append("%s: FAILED: %s" % (host, failed_hosts[-1]["msg"]))
         return {"hosts": sorted(results), "failed_hosts": failed_hosts, "failed_points": failed_points,
                 "lines": lines}
-
-    # -- no point runs through start/wait in this process
-
-    def start(self, point, command, directory):
-        raise ExecutorError("the %s executor runs no point itself (the hosts of %s do)" % (NAME, GROUP))
-
-    def wait(self, handle, timeout):
-        raise ExecutorError("the %s executor runs no point itself" % NAME)
-
-    def cancel(self, handle):
-        """Nothing runs here."""

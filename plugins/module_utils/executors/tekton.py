@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The tekton executor: the whole matrix as a Tekton v1 PipelineRun (``module_utils/matrix/tekton_pipeline.py``).
 
-It runs no point itself: ``render`` writes ``task.yaml`` (the Task running one point) and
+It runs no point itself (a ``WholeMatrixExecutor``: the runner's ``run`` hands it the matrix):
+``render`` writes ``task.yaml`` (the Task running one point) and
 ``pipelinerun.yaml`` (the PipelineRun embedding the Pipeline) into the matrix directory, both
 validated strictly first (the CRDs, and the embedded Pipeline against Tekton's v1 OpenAPI
 definitions), for ``kubectl create -f`` on a cluster with Tekton.
@@ -52,10 +53,9 @@ def check(obj, validator):
         raise MatrixError("tekton: the rendered %s is invalid: %s" % (obj["kind"], "; ".join(str(p) for p in problems)))
 
 
-class TektonExecutor(base.Executor):
+class TektonExecutor(base.WholeMatrixExecutor):
     name = "tekton"
     description = "The whole matrix as a Tekton PipelineRun (pipelinerun.yaml in the matrix directory); runs nothing here"
-    runs_points = False
 
     def __init__(self, section, settings=None, connection=None, base_env=None):
         self.section = section
@@ -193,15 +193,6 @@ class TektonExecutor(base.Executor):
                                        "harness exited with %d (TaskRun %s/%s)" % (code, details["namespace"],
                                                                                    details["taskrun"]))
         return matrix_lib.record_outcome(point, execution, harness, self.section, {"started": started, "ended": ended})
-
-    def start(self, point, command, directory):
-        raise MatrixError("the tekton executor runs no point itself (render the PipelineRun)")
-
-    def wait(self, handle, timeout):
-        raise MatrixError("the tekton executor runs no point itself")
-
-    def cancel(self, handle):
-        """Nothing runs here."""
 
 
 def _load(path):

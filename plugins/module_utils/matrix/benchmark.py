@@ -6,7 +6,8 @@
 ``plan_benchmark`` validates the section (``config_schema``), expands the
 matrix and has the configured harness check every point before anything runs.
 ``run_benchmark`` runs the plan with the configured executor (or only lists it
-in rehearsal mode).
+in rehearsal mode): whichever it is, the executor gets the matrix (``executor.run``,
+``executors/base.py``) under the matrix directory's lock, and is closed after.
 """
 
 from __future__ import annotations
@@ -214,32 +215,12 @@ def run_benchmark(plan, parent_dir, on_progress=None, env=None, controller_alive
     matrix_dir, resumed = matrix_lib.prepare_matrix_dir(parent_dir, plan.points, name=section["name"], spec=section)
     skip = record_capacity(plan, matrix_dir, capacity, estimate)
     executor = executors.create_executor(section["executor"], section=section, base_env=env, connections=connections)
-    if not executor.runs_points:
-        # another engine runs the matrix: this one writes what it runs (the points not finished
-        # yet), and with some executors' settings has it run there and brings the points back
-        pending = [p for p in plan.points if matrix_lib.read_exit_code(p.directory) != 0 and p.name not in skip] \
-            or [p for p in plan.points if p.name not in skip]
-        rendered = executor.render(pending, matrix_dir)
-        summary = executor.run_rendered(pending, matrix_dir, plan.harness, rendered)
-        if summary is None:
-            summary = {"total": len(pending), "done": 0, "succeeded": 0, "failed": 0, "skipped": 0,
-                       "not_run": len(pending), "not_run_points": [p.name for p in pending], "failed_points": [],
-                       "rendered_only": True, "abandoned": False}
-        skipped = len(plan.points) - len(pending) - len(skip)
-        summary.update(total=len(plan.points), skipped=summary["skipped"] + skipped, resumed=resumed, infeasible=len(skip),
-                       infeasible_points=[{"name": p.name, "directory": p.directory, "reason": skip[p.name]}
-                                          for p in plan.points if p.name in skip],
-                       matrix_dir=os.path.abspath(matrix_dir), rendered=rendered)
-        artifacts.write_json_atomic(os.path.join(matrix_dir, matrix_lib.PROGRESS_FILE), summary)
-        return summary
+    matrix = matrix_lib.MatrixRun.from_section(matrix_dir, plan.points, plan.harness, section, skip=skip,
+                                               on_progress=on_progress, controller_alive=controller_alive,
+                                               resumed=resumed)
     try:
         with artifacts.ExclusiveLock(os.path.join(matrix_dir, MATRIX_LOCK_FILE), "matrix directory %s" % matrix_dir):
-            runner = matrix_lib.MatrixRunner(matrix_dir, plan.points, timeout=section["timeout_s"],
-                                             harness=plan.harness, executor=executor,
-                                             parallelism=section["parallelism"],
-                                             stop_on_error=section["stop_on_error"], on_progress=on_progress,
-                                             controller_alive=controller_alive, section=section, skip=skip)
-            summary = runner.run()
+            summary = executor.run(matrix)
     finally:
         executor.close()
     summary["resumed"] = resumed

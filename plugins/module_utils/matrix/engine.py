@@ -17,8 +17,11 @@ Planning (``plan_points``)
     The harness (``harnesses/``) validates every point and builds its command,
     before anything runs.
 
-Running (``MatrixRunner``)
-    An executor (``executors/``) runs each point. Every point has its own
+Running (``MatrixRun``, ``MatrixRunner``)
+    The executor (``executors/``) gets the matrix run (``executor.run(MatrixRun)``); one
+    that runs points has the ``MatrixRunner`` run each of them with it, one that hands the
+    whole matrix to another engine finishes the points it brings back with
+    ``record_outcome``. Every point has its own
     directory ``NNN__<name>`` inside the matrix directory ``NNN__matbenchmarking``,
     created up front in expansion order, with ``settings.yaml``. Running a point
     writes ``.uuid``, the harness's ``stderr.log`` and ``output.json`` (what it
@@ -594,6 +597,78 @@ class MatrixRunner:
                       if self.results.get(p.name, ("",))[0] == "infeasible"]
         summary = dict(progress, not_run=len(not_run), not_run_points=not_run, failed_points=failed,
                        infeasible_points=infeasible, matrix_dir=self.matrix_dir)
+        artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), summary)
+        return summary
+
+
+class MatrixRun:
+    """One run of a planned matrix in its directory: what an executor's ``run`` gets
+    (``executors/base.py``), the same for every executor.
+
+    It holds the matrix directory, its points (their directories prepared), the harness, the
+    benchmark section, the points skipped before deploy (``skip``: {name: reason}), the run policy
+    (``timeout``, ``parallelism``, ``stop_on_error``), the callbacks (``on_progress``,
+    ``controller_alive``) and whether the directory was ``resumed``, and offers the engine's
+    services: ``run_points(executor)`` (the ``MatrixRunner``, for an executor that runs points),
+    ``points_to_hand_over`` and ``handed_over`` (for one that hands the matrix to another engine),
+    ``record_outcome`` (a point finished elsewhere)."""
+
+    def __init__(self, matrix_dir, points, harness, section=None, timeout=None, parallelism="sequential",
+                 stop_on_error=False, skip=None, on_progress=None, controller_alive=None, resumed=False):
+        self.matrix_dir = matrix_dir
+        self.points = points
+        self.harness = harness
+        self.section = section
+        self.timeout = timeout
+        self.parallelism = parallelism
+        self.stop_on_error = stop_on_error
+        self.skip = dict(skip or {})
+        self.on_progress = on_progress
+        self.controller_alive = controller_alive
+        # the matrix directory was there from an earlier run (prepare_matrix_dir)
+        self.resumed = resumed
+
+    @classmethod
+    def from_section(cls, matrix_dir, points, harness, section, skip=None, on_progress=None, controller_alive=None,
+                     resumed=False):
+        """The run of a benchmark section's matrix: its timeout, parallelism and stop_on_error."""
+        return cls(matrix_dir, points, harness, section, timeout=section["timeout_s"],
+                   parallelism=section["parallelism"], stop_on_error=section["stop_on_error"], skip=skip,
+                   on_progress=on_progress, controller_alive=controller_alive, resumed=resumed)
+
+    def run_points(self, executor):
+        """Run the points one by one with ``executor``'s start/wait/collect/cancel (``MatrixRunner``:
+        the policy, resume, stop_on_error, the controller watch); the runner's summary."""
+        return MatrixRunner(self.matrix_dir, self.points, timeout=self.timeout, harness=self.harness, executor=executor,
+                            parallelism=self.parallelism, stop_on_error=self.stop_on_error,
+                            on_progress=self.on_progress, controller_alive=self.controller_alive,
+                            section=self.section, skip=self.skip).run()
+
+    def points_to_hand_over(self):
+        """The points another engine is to run: those not finished yet (no ``exit_code`` 0) and not
+        skipped before deploy; once every one finished, all of them but the skipped (the matrix again)."""
+        runnable = [p for p in self.points if p.name not in self.skip]
+        return [p for p in runnable if read_exit_code(p.directory) != 0] or runnable
+
+    def record_outcome(self, point, execution, timing):
+        """Finish a point another engine ran (``record_outcome`` with this run's harness and section)."""
+        return record_outcome(point, execution, self.harness, self.section, timing)
+
+    def handed_over(self, points, summary, rendered):
+        """The matrix summary once another engine was given ``points`` (what it was given: ``rendered``):
+        its own ``summary`` (None: nothing ran, what was rendered is only written), with the counts of
+        the whole matrix (the points finished earlier are skipped, those that cannot fit infeasible);
+        written to ``progress.json``."""
+        if summary is None:
+            summary = {"total": len(points), "done": 0, "succeeded": 0, "failed": 0, "skipped": 0,
+                       "not_run": len(points), "not_run_points": [p.name for p in points], "failed_points": [],
+                       "rendered_only": True, "abandoned": False}
+        skipped = len(self.points) - len(points) - len(self.skip)
+        summary.update(total=len(self.points), skipped=summary["skipped"] + skipped, resumed=self.resumed,
+                       infeasible=len(self.skip),
+                       infeasible_points=[{"name": p.name, "directory": p.directory, "reason": self.skip[p.name]}
+                                          for p in self.points if p.name in self.skip],
+                       matrix_dir=os.path.abspath(self.matrix_dir), rendered=rendered)
         artifacts.write_json_atomic(os.path.join(self.matrix_dir, PROGRESS_FILE), summary)
         return summary
 

@@ -14,7 +14,10 @@ only what differs::
 
     def parse_once(ctx, settings):
         results = base.read_failure(ctx)              # failure, stderr_tail
-        output = ctx.read_json("output.json") or {}
+        output = base.read_document(ctx)             # output.json: {} when missing or the point failed
+        result = base.mapping(output.get("@result"))  # a part of the wrong shape reads as absent
+        environment = base.read_host_environment(ctx, artifact="ENV")
+        results.update(host=base.host_identity(environment), run_id=base.read_run_id(ctx))
         ...
         return results
 
@@ -30,6 +33,10 @@ The point directory, as the matrix engine leaves it (``matrix/engine.py``): ``se
 ``.uuid``, ``output.json`` (the harness's document), ``stderr.log``, ``point.json`` (timing),
 ``FAILURE`` when the point failed and, last, ``exit_code`` (read by the results tree itself:
 ``entry.exit_code``, ``entry.failed``).
+
+The tree may come from anywhere (a bucket, a colleague's archive): what the helpers read has the
+shape they promise - a mapping where a mapping is expected, a list where a list is - whatever the
+files hold; a file of the wrong shape reads as absent, with a warning naming it, never an exception.
 
 Plain Python: pydantic is imported when a labels model is built, nothing heavier at all.
 """
@@ -53,6 +60,13 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi imp
 # the files of a matrix point every workload reads or looks for
 COMMON_IMPORTANT_FILES = ["settings.yaml", "exit_code", ".uuid", "output.json", "point.json", "FAILURE"]
 STDERR_FILE = "stderr.log"
+OUTPUT_FILE = "output.json"
+POINT_FILE = "point.json"
+FAILURE_FILE = "FAILURE"
+# where a host's environment capture is (the artifact key workloads give it) and the run's run.json
+HOST_ENVIRONMENT = "HOST_CAPTURE_ENVIRONMENT"
+ENVIRONMENT_FILE = "environment.json"
+RUN_INFO = "RUN_INFO"
 # how much of FAILURE a result keeps, and how many lines of a log's tail
 FAILURE_CHARS = 4000
 TAIL_LINES = 20
@@ -63,6 +77,29 @@ def important_files(*extra, stderr=True):
     false: a workload that does not read it), then ``extra`` (``KEY/file.json``, globs allowed)."""
     files = list(COMMON_IMPORTANT_FILES) + ([STDERR_FILE] if stderr else [])
     return files + [name for name in extra if name not in files]
+
+
+# --------------------------------------------------------------------------
+# shapes
+
+
+def mapping(value):
+    """``value`` when it is a mapping, else ``{}``: a part of a document of the wrong shape reads as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def listed(value):
+    """``value`` when it is a list, else ``[]``."""
+    return value if isinstance(value, list) else []
+
+
+def field(document, *keys):
+    """``document[key][key]...``, or None as soon as a level is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(document, dict):
+            return None
+        document = document.get(key)
+    return document
 
 
 # --------------------------------------------------------------------------
@@ -100,11 +137,72 @@ def read_optional_json(ctx, relative="", artifact=None):
     return ctx.read_json(relative) if ctx.exists(relative) else None
 
 
+def _label(relative, artifact):
+    """How the parse context names a file in its warnings."""
+    return ("%s/%s" % (artifact, relative) if relative else artifact) if artifact else relative
+
+
+def read_mapping(ctx, relative="", artifact=None, optional=False):
+    """A JSON object of the test as a dict; ``{}`` when the file is missing (warned about unless
+    ``optional``, as ``read_optional_json``), unreadable (warned about by the context), or another
+    JSON value (``<file>: expected a JSON object, got list; ignored``)."""
+    value = read_optional_json(ctx, relative, artifact) if optional else ctx.read_json(relative, artifact=artifact)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        ctx.warnings.append("%s: expected a JSON object, got %s; ignored" % (_label(relative, artifact),
+                                                                             type(value).__name__))
+        return {}
+    return value
+
+
 def read_point(ctx, warn_missing=False):
     """``point.json`` (the point's timing: ``duration_s``, ``started``, ``ended``, load averages)
     as a dict, ``{}`` when it is missing (with a warning if ``warn_missing``) or not an object."""
-    point = ctx.read_json("point.json") if warn_missing else read_optional_json(ctx, "point.json")
-    return point if isinstance(point, dict) else {}
+    return read_mapping(ctx, POINT_FILE, optional=not warn_missing)
+
+
+def read_document(ctx, names=(OUTPUT_FILE,), failed_too=False, usable=None):
+    """The harness's contract document of the point (``@parameters``, ``@result``...) as a dict, ``{}``
+    when there is none: the first of ``names`` that is there, a JSON object and ``usable(document)``
+    (when given). A point that failed has none unless ``failed_too`` (a harness that writes its own
+    file, as ``result.json``, may leave one); a point that did not fail and has none gets one
+    warning naming ``names[0]`` (missing, or unreadable)."""
+    failed = ctx.exists(FAILURE_FILE)
+    if failed and not failed_too:
+        return {}
+    read = set()
+    for name in names:
+        if ctx.exists(name):
+            document = ctx.read_json(name)
+            read.add(name)
+            if isinstance(document, dict) and (usable is None or usable(document)):
+                return document
+    if not failed and names[0] not in read:
+        ctx.read_json(names[0])  # for the warning that names it
+    return {}
+
+
+def read_host_environment(ctx, artifact=HOST_ENVIRONMENT, optional=True):
+    """The host's environment capture nearest to the test (``environment.json`` of ``artifact``), ``{}``
+    when there is none (warned about unless ``optional``) or it is not an object."""
+    return read_mapping(ctx, ENVIRONMENT_FILE, artifact=artifact, optional=optional)
+
+
+def host_identity(environment):
+    """Which host and collection ran the test, from its environment capture: ``hostname``,
+    ``collection_version``, ``git_commit``, ``cpu_model`` (None for what the capture lacks)."""
+    return {"hostname": field(environment, "os", "hostname"),
+            "collection_version": field(environment, "collection", "version"),
+            "git_commit": field(environment, "collection", "git_commit"),
+            "cpu_model": field(environment, "cpu", "model")}
+
+
+def read_run_id(ctx, artifact=RUN_INFO, optional=True):
+    """The run id of the test's run (the text ``run_id`` of its ``run.json``, the artifact ``artifact``),
+    or None (a missing ``run.json`` warned about unless ``optional``)."""
+    run_id = field(read_mapping(ctx, artifact=artifact, optional=optional), "run_id")
+    return run_id if isinstance(run_id, str) else None
 
 
 # --------------------------------------------------------------------------
@@ -134,7 +232,7 @@ def settings_reader(entry, none_is_unset=True):
     """``setting(key, default=None)``: the value a point ran with, from the harness's
     ``@parameters`` (``results["parameters"]``) first, then the point's settings. A parameter of
     None is taken as unset (the settings are asked) unless ``none_is_unset`` is false."""
-    parameters = entry.results.get("parameters") or {}
+    parameters = mapping(entry.results.get("parameters"))
     settings = entry.settings
 
     def setting(key, default=None):

@@ -85,26 +85,25 @@ def _version(ctx, artifact):
 
 def parse_once(ctx, settings):
     results = base.read_failure(ctx, stderr=False)
-    document = None if ctx.exists("FAILURE") else ctx.read_json("output.json")
-    document = document if isinstance(document, dict) else {}
-    result = document.get("@result") or {}
+    document = base.read_document(ctx)
+    result = base.mapping(document.get("@result"))
     parameters = document.get("@parameters")
     if not parameters and ctx.path(artifact="JOB"):
         parameters = ctx.read_yaml("_params.yaml", artifact="JOB")
+    parameters = base.mapping(parameters)
     results.update(
-        framework=document.get("framework") or (parameters or {}).get("workload"),
-        parameters=parameters if isinstance(parameters, dict) else {},
+        framework=document.get("framework") or parameters.get("workload"),
+        parameters=parameters,
         summary={key: result.get(key) for key in SUMMARY_KEYS},
-        losses=[{"loss": r.get("loss"), "epoch": r.get("epoch")} for r in result.get("losses") or []
+        losses=[{"loss": r.get("loss"), "epoch": r.get("epoch")} for r in base.listed(result.get("losses"))
                 if isinstance(r, dict)],
     )
     point = base.read_point(ctx)
     results.update(duration_s=point.get("duration_s"), started=point.get("started"))
-    cluster = base.read_optional_json(ctx, "labels.json", artifact="CLUSTER_CAPTURE_ENVIRONMENT")
-    results["cluster"] = cluster if isinstance(cluster, dict) else {}
+    results["cluster"] = base.read_mapping(ctx, "labels.json", artifact="CLUSTER_CAPTURE_ENVIRONMENT", optional=True)
     results["rhoai_version"] = _version(ctx, "RHODS_DEPLOY")
     results["gpu_operator_version"] = _version(ctx, "GPU_OPERATOR_DEPLOY")
-    results["run_id"] = (base.read_optional_json(ctx, artifact="RUN_INFO") or {}).get("run_id")
+    results["run_id"] = base.read_run_id(ctx)
     return results
 
 

@@ -87,41 +87,30 @@ HEADLINE_KEYS = (
 # parsing
 
 
-def _document(ctx):
-    for name in ("output.json", "result.json"):
-        if ctx.exists(name):
-            document = ctx.read_json(name)
-            if isinstance(document, dict) and isinstance(document.get("@result"), dict):
-                return document
-    return None
+def _has_result(document):
+    return isinstance(document.get("@result"), dict)
 
 
 def parse_once(ctx, settings):
     results = base.read_failure(ctx)
-    document = _document(ctx)
-    if document is None and not results["failure"]:
-        # read it anyway, for the warning that names the missing file
-        ctx.read_json("output.json")
-    document = document or {}
+    # output.json, or the result.json the harness wrote itself (kept when the point failed too)
+    document = base.read_document(ctx, ("output.json", "result.json"), failed_too=True, usable=_has_result)
     result = document.get("@result") or {}
     results.update(
         harness=document.get("name"), framework=document.get("framework"),
-        parameters=document.get("@parameters") or {},
+        parameters=base.mapping(document.get("@parameters")),
         headline={key: result.get(key) for key in HEADLINE_KEYS},
         headline_stage=result.get("headline_stage"),
-        stages=result.get("stages") or [],
+        stages=[stage for stage in base.listed(result.get("stages")) if isinstance(stage, dict)],
         server_version=result.get("server_version"), server_header=result.get("server_header"),
         started=result.get("started"), ended=result.get("ended"), run_id_harness=result.get("run_id"),
-        warnings=result.get("warnings") or [],
+        warnings=base.listed(result.get("warnings")),
         # what the preflight dropped from the requests, and why the run stopped early (docs/llm-load.md)
-        request_fields_dropped=result.get("request_fields_dropped") or [], stopped=result.get("stopped"),
+        request_fields_dropped=base.listed(result.get("request_fields_dropped")), stopped=result.get("stopped"),
     )
     results["duration_s"] = base.read_point(ctx).get("duration_s")
-    environment = base.read_optional_json(ctx, "environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
-    collection = environment.get("collection") or {}
-    results["host"] = {"hostname": (environment.get("os") or {}).get("hostname"),
-                       "collection_version": collection.get("version"), "git_commit": collection.get("git_commit"),
-                       "cpu_model": (environment.get("cpu") or {}).get("model")} if environment else {}
+    environment = base.read_host_environment(ctx)
+    results["host"] = base.host_identity(environment) if environment else {}
     return results
 
 

@@ -60,49 +60,39 @@ SHAPE_KEYS = ("size", "batch", "length", "height", "width", "channels", "filters
 def parse_once(ctx, settings):
     results = {"indicator": settings.get("indicator")}
     results.update(base.read_failure(ctx))
-    output = None if ctx.exists("FAILURE") else ctx.read_json("output.json")
-    if isinstance(output, dict):
-        results.update(
-            indicator=output.get("name", results["indicator"]),
-            framework=output.get("framework"),
-            parameters=output.get("@parameters") or {},
-            result=output.get("@result") or {},
-            overall_score=output.get("overall_score"),
-            measurement=output.get("environment") or {},
-        )
-    else:
-        results.update(framework=None, parameters={}, result={}, overall_score=None, measurement={})
+    output = base.read_document(ctx)
+    results.update(
+        indicator=output.get("name", results["indicator"]),
+        framework=output.get("framework"),
+        parameters=base.mapping(output.get("@parameters")),
+        result=base.mapping(output.get("@result")),
+        overall_score=output.get("overall_score"),
+        measurement=base.mapping(output.get("environment")),
+    )
 
     point = base.read_point(ctx, warn_missing=True)
     results.update(duration_s=point.get("duration_s"), started=point.get("started"), ended=point.get("ended"),
                    load_average=[point.get("load_average_start"), point.get("load_average_end")])
 
-    environment = ctx.read_json("environment.json", artifact="HOST_CAPTURE_ENVIRONMENT") or {}
-    cpu = environment.get("cpu") or {}
-    collection = environment.get("collection") or {}
-    gpus = [gpu for gpu in environment.get("gpus") or [] if isinstance(gpu, dict)]
-    results["host"] = {
-        "cpu_model": cpu.get("model"),
-        "cpu_count": cpu.get("count"),
-        "memory_total_bytes": (environment.get("memory") or {}).get("total_bytes"),
-        "gpu_model": gpu_product(gpus[0]) if gpus else None,
-        "gpu_models": sorted({gpu_product(gpu) for gpu in gpus if gpu_product(gpu)}),
-        "gpu_mig_enabled": any((gpu.get("mig") or {}).get("enabled") is True for gpu in gpus
-                               if isinstance(gpu.get("mig"), dict)),
-        "gpu_count": len(gpus),
-        "accelerator_driver": gpus[0].get("driver_version") if gpus else None,
-        "load_average": environment.get("load_average"),
-        "os": (environment.get("os") or {}).get("pretty_name"),
-        "hostname": (environment.get("os") or {}).get("hostname"),
-        "python": (environment.get("python") or {}).get("version"),
-        "gpus": environment.get("gpus") or [],
-        "collection_version": collection.get("version"),
-        "git_commit": collection.get("git_commit"),
-    } if environment else {}
+    environment = base.read_host_environment(ctx, optional=False)
+    gpus = [gpu for gpu in base.listed(environment.get("gpus")) if isinstance(gpu, dict)]
+    results["host"] = dict(
+        base.host_identity(environment),
+        cpu_count=base.field(environment, "cpu", "count"),
+        memory_total_bytes=base.field(environment, "memory", "total_bytes"),
+        gpu_model=gpu_product(gpus[0]) if gpus else None,
+        gpu_models=sorted({gpu_product(gpu) for gpu in gpus if gpu_product(gpu)}),
+        gpu_mig_enabled=any(base.field(gpu, "mig", "enabled") is True for gpu in gpus),
+        gpu_count=len(gpus),
+        accelerator_driver=gpus[0].get("driver_version") if gpus else None,
+        load_average=environment.get("load_average"),
+        os=base.field(environment, "os", "pretty_name"),
+        python=base.field(environment, "python", "version"),
+        gpus=base.listed(environment.get("gpus")),
+    ) if environment else {}
     presets = ctx.read_text(artifact="RUN_PRESETS")
     results["presets"] = [line for line in (presets or "").splitlines() if line.strip()]
-    run_info = ctx.read_json(artifact="RUN_INFO") or {}
-    results["run_id"] = run_info.get("run_id")
+    results["run_id"] = base.read_run_id(ctx, optional=False)
     return results
 
 

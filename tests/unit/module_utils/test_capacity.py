@@ -361,7 +361,6 @@ def test_a_flow_matrix_skips_what_cannot_fit_and_estimates_from_the_store(tmp_pa
 
     class Done(executor_base.Executor):
         name = "done"
-        runs_points = True
 
         def start(self, point, command, directory):
             with open(os.path.join(directory, "result.json"), "w") as handle:

@@ -12,6 +12,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError, MatrixError
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
@@ -37,7 +38,7 @@ def test_the_registry_lists_inventory_hosts_and_the_schema_offers_it():
     assert section["executor"] == "inventory_hosts"
     executor = executors.create_executor("inventory_hosts", section=section)
     assert isinstance(executor, InventoryHostsExecutor)
-    assert executor.runs_points is False and executor.harness.name == "perf_indicator"
+    assert isinstance(executor, executor_base.WholeMatrixExecutor) and executor.harness.name == "perf_indicator"
 
 
 def test_explicit_selection_with_hosts_in_the_group():

@@ -70,6 +70,27 @@ def test_the_payload_runs_with_nothing_but_itself_and_comes_back_into_the_contro
     assert resumed and again["points"] == []
 
 
+def test_the_host_runs_its_points_through_the_executor_protocol_and_closes_it(tmp_path):
+    """On the host too, the executor gets the matrix (``run``) and is closed after, as on the controller."""
+    calls = []
+
+    class Recording(LocalExecutor):
+        def run(self, matrix):
+            calls.append(("run", [p.name for p in matrix.points], matrix.timeout, matrix.parallelism,
+                          matrix.stop_on_error, matrix.section))
+            return super().run(matrix)
+
+        def close(self):
+            calls.append(("close",))
+
+    _matrix_dir, _resumed, payload = plan_host(host_plan(), str(tmp_path / "run"), "h1")
+    summary = Hosts.run_payload(payload, str(tmp_path / "work"), harnesses.get_harness("perf_indicator"),
+                                sys.executable, Recording())
+    assert calls == [("run", ["matmul_16", "matmul_32"], payload["timeout_s"], payload["parallelism"],
+                      payload["stop_on_error"], payload["section"]), ("close",)]
+    assert (summary["succeeded"], summary["failed"]) == (2, 0)
+
+
 def test_a_point_that_fails_on_the_host_comes_back_failed_and_an_earlier_attempt_moves_aside(tmp_path):
     matrix_dir, _resumed, payload = plan_host(host_plan(), str(tmp_path / "run"), "h1")
     stale = os.path.join(matrix_dir, "000__matmul_16", "stderr.log")

@@ -14,6 +14,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.config import lo
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
+from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, HarnessOutputError, MatrixError, RunLockError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import base as harness_base
@@ -1203,13 +1204,14 @@ def test_point_config_writes_the_point_s_settings_under_the_settings_key_without
 RUN_SECTION = {"name": "bench", "executor": "fake", "timeout_s": 9, "parallelism": "sequential", "stop_on_error": False}
 
 
-class RenderingExecutor(FakeExecutor):
+class RenderingExecutor(executor_base.WholeMatrixExecutor):
     """Hands the matrix to another engine: renders the points and runs none of them here."""
 
-    runs_points = False
+    name = "rendering"
+    description = "renders the matrix for another engine"
 
     def __init__(self, summary=None):
-        super().__init__()
+        self.events = []
         self.summary = summary
 
     def render(self, points, matrix_dir):
@@ -1271,7 +1273,8 @@ def test_an_executor_that_only_renders_gets_the_unfinished_points(tmp_path, monk
     plan = bench_plan("a", "b", "c", section=RUN_SECTION)
     summary = benchmark.run_benchmark(plan, str(tmp_path), capacity={"c": {"skip": True, "reason": "too big"}})
     matrix_dir = str(tmp_path / "000__bench")
-    assert executor.events == [("render", ["a", "b"], matrix_dir), ("run_rendered", ["a", "b"], ["pipelinerun.yaml"])]
+    assert executor.events == [("render", ["a", "b"], matrix_dir), ("run_rendered", ["a", "b"], ["pipelinerun.yaml"]),
+                               ("close",)]
     assert summary == {"total": 3, "done": 0, "succeeded": 0, "failed": 0, "skipped": 0, "not_run": 2,
                        "not_run_points": ["a", "b"], "failed_points": [], "rendered_only": True, "abandoned": False,
                        "resumed": False, "infeasible": 1,
@@ -1534,6 +1537,67 @@ def test_run_benchmark_gives_the_rendering_executor_the_matrix_directory_and_har
     plan = bench_plan("a", section=RUN_SECTION)
     benchmark.run_benchmark(plan, str(tmp_path))
     assert calls == [(str(tmp_path / "000__bench"), plan.harness)]
+
+
+def test_the_runner_calls_run_then_close_on_every_executor_and_nothing_else(tmp_path, monkeypatch):
+    """One protocol: a fifth executor is one class whose ``run`` gets the matrix run; the runner
+    does not look at what kind of executor it is."""
+    calls = []
+
+    class Fifth(executor_base.Executor):
+        name = "fifth"
+
+        def run(self, matrix):
+            calls.append(("run", matrix.matrix_dir, [p.name for p in matrix.points], matrix.harness, matrix.section,
+                          matrix.skip, matrix.timeout, matrix.parallelism, matrix.stop_on_error, matrix.resumed))
+            return {"total": 2, "done": 0, "succeeded": 0, "failed": 0, "skipped": 0, "not_run": 2}
+
+        def close(self):
+            calls.append(("close",))
+
+        def __getattr__(self, name):
+            raise AssertionError("the runner asked the executor for %s" % name)
+
+    use_executor(monkeypatch, Fifth())
+    plan = bench_plan("a", "b", section=RUN_SECTION)
+    summary = benchmark.run_benchmark(plan, str(tmp_path), capacity={"b": {"skip": True, "reason": "too big"}})
+    matrix_dir = str(tmp_path / "000__bench")
+    assert calls == [("run", matrix_dir, ["a", "b"], plan.harness, RUN_SECTION, {"b": "too big"}, 9, "sequential",
+                      False, False), ("close",)]
+    assert (summary["resumed"], summary["matrix_dir"]) == (False, os.path.abspath(matrix_dir))
+
+
+def test_an_executor_that_only_renders_is_closed_even_when_its_engine_fails(tmp_path, monkeypatch):
+    class Failing(RenderingExecutor):
+        def run_rendered(self, points, matrix_dir, harness, rendered):
+            raise MatrixError("tekton: the PipelineRun could not be created in ns: 403 Forbidden")
+    executor = Failing()
+    use_executor(monkeypatch, executor)
+    with pytest.raises(MatrixError, match="^tekton: the PipelineRun could not be created in ns: 403 Forbidden$"):
+        benchmark.run_benchmark(bench_plan("a", section=RUN_SECTION), str(tmp_path))
+    assert executor.events[-1] == ("close",)
+
+
+def test_an_executor_that_only_renders_refuses_a_matrix_directory_in_use(tmp_path, monkeypatch):
+    executor = RenderingExecutor()
+    use_executor(monkeypatch, executor)
+    plan = bench_plan("a", section=RUN_SECTION)
+    matrix_dir = mx.prepare_matrix_dir(str(tmp_path), plan.points, name="bench")[0]
+    with mx.artifacts.ExclusiveLock(os.path.join(matrix_dir, benchmark.MATRIX_LOCK_FILE), "test"):
+        with pytest.raises(RunLockError) as error:
+            benchmark.run_benchmark(bench_plan("a", section=RUN_SECTION), str(tmp_path))
+    assert str(error.value) == "matrix directory %s is in use by pid %d" % (matrix_dir, os.getpid())
+    assert executor.events == [("close",)]  # nothing rendered over the other run's files
+    assert not os.path.exists(os.path.join(matrix_dir, mx.PROGRESS_FILE))
+
+
+def test_an_executor_that_only_renders_runs_no_point_itself():
+    executor = RenderingExecutor()
+    for call in (lambda: executor.start(None, None, "/nowhere"), lambda: executor.wait(None, 5)):
+        with pytest.raises(errors.ExecutorError) as error:
+            call()
+        assert str(error.value) == "the rendering executor runs no point itself: renders the matrix for another engine"
+    assert executor.cancel(None) is None
 
 
 def test_run_benchmark_abandons_the_run_once_the_controller_is_gone(tmp_path, monkeypatch):

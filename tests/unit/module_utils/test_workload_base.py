@@ -140,6 +140,166 @@ def test_an_optional_json_is_read_when_it_or_its_artifact_directory_is_there(tmp
     assert [w.split(" (")[0] for w in ctx.warnings] == ["ENV/other.json: missing"]
 
 
+def test_the_shapes_a_part_of_the_wrong_shape_reads_as_absent():
+    assert base.mapping({"a": 1}) == {"a": 1}
+    for value in (None, [1], "text", 3, True):
+        assert base.mapping(value) == {} and base.listed(value if not isinstance(value, list) else None) == []
+    assert base.listed([1, "a"]) == [1, "a"]
+    document = {"cpu": {"model": "Xeon"}, "os": "linux", "gpus": [{"name": "x"}]}
+    assert base.field(document, "cpu", "model") == "Xeon"
+    assert base.field(document, "os", "hostname") is None
+    assert base.field(document, "gpus", "name") is None
+    assert base.field(document, "missing", "deeper") is None
+    assert base.field(["not", "a", "mapping"], "cpu") is None
+    assert base.field(document) is document
+
+
+def test_a_json_object_of_the_test_is_a_dict_or_nothing_with_a_warning_naming_the_file(tmp_path):
+    point = make_point(tmp_path / "000__p", **{"point.json": [1, 2], "labels.json": {"a": 1}})
+    env = tmp_path / "000__host__capture_environment"
+    write(env / "environment.json", "42")
+    ctx = context(point, artifacts={"ENV": str(env)},
+                  important=base.important_files("labels.json", "ENV/environment.json", "gone.json"))
+    assert base.read_mapping(ctx, "labels.json") == {"a": 1}
+    assert base.read_mapping(ctx, "point.json") == {}
+    assert base.read_mapping(ctx, "environment.json", artifact="ENV") == {}
+    assert base.read_mapping(ctx, "gone.json", optional=True) == {}
+    assert ctx.warnings == ["point.json: expected a JSON object, got list; ignored",
+                            "ENV/environment.json: expected a JSON object, got int; ignored"]
+    assert base.read_mapping(ctx, "gone.json") == {}
+    assert ctx.warnings[-1].startswith("gone.json: missing (")
+
+
+def test_the_document_of_a_point_that_ran_is_output_json(tmp_path):
+    document = {"name": "matmul", "@result": {"rate": 1.0}}
+    ctx = context(make_point(tmp_path / "000__ok", **{"output.json": document}))
+    assert base.read_document(ctx) == document and ctx.warnings == []
+    # missing, or not an object: none, and a missing one is warned about once
+    ctx = context(make_point(tmp_path / "001__none"))
+    assert base.read_document(ctx) == {}
+    assert [w.split(" (")[0] for w in ctx.warnings] == ["output.json: missing"]
+    ctx = context(make_point(tmp_path / "002__list", **{"output.json": [document]}))
+    assert base.read_document(ctx) == {} and ctx.warnings == []
+
+
+def test_a_failed_point_has_no_document_unless_the_workload_reads_its_own_file(tmp_path):
+    point = make_point(tmp_path / "000__failed", exit_code=3, FAILURE="boom",
+                       **{"output.json": {"@result": {}}, "result.json": {"@result": {"rate": 2}}})
+    ctx = context(point, important=base.important_files("result.json"))
+    assert base.read_document(ctx) == {}
+    assert "output.json" not in ctx.files_read  # not even looked at
+    assert base.read_document(ctx, ("missing.json", "result.json"), failed_too=True) == {"@result": {"rate": 2}}
+    assert ctx.warnings == []
+    # a failed point without any document: nothing to warn about
+    ctx = context(make_point(tmp_path / "001__failed", exit_code=3, FAILURE=""))
+    assert base.read_document(ctx, ("output.json", "result.json"), failed_too=True) == {} and ctx.warnings == []
+
+
+def test_the_first_usable_document_wins_and_a_malformed_one_is_warned_about_once(tmp_path):
+    def usable(document):
+        return isinstance(document.get("@result"), dict)
+
+    point = make_point(tmp_path / "000__p", **{"output.json": {"name": "no result"}, "result.json": {"@result": {}}})
+    ctx = context(point, important=base.important_files("result.json"))
+    assert base.read_document(ctx, ("output.json", "result.json"), usable=usable) == {"@result": {}}
+    assert ctx.warnings == []
+    ctx = context(make_point(tmp_path / "001__p", **{"output.json": "{broken"}),
+                  important=base.important_files("result.json"))
+    assert base.read_document(ctx, ("output.json", "result.json"), failed_too=True, usable=usable) == {}
+    assert len(ctx.warnings) == 1 and ctx.warnings[0].startswith("output.json: unreadable, ignored: not JSON")
+
+
+def test_the_host_environment_and_its_identity_whatever_the_capture_holds(tmp_path):
+    point = make_point(tmp_path / "000__p")
+    env = tmp_path / "000__host__capture_environment"
+    capture = {"os": {"hostname": "gpu-1", "pretty_name": "Fedora"}, "cpu": {"model": "Xeon"},
+               "collection": {"version": "0.2.0", "git_commit": "abc"}}
+    write(env / "environment.json", capture)
+    ctx = context(point, artifacts={base.HOST_ENVIRONMENT: str(env)},
+                  important=base.important_files("HOST_CAPTURE_ENVIRONMENT/environment.json"))
+    environment = base.read_host_environment(ctx)
+    assert environment == capture
+    assert base.host_identity(environment) == {"hostname": "gpu-1", "collection_version": "0.2.0",
+                                               "git_commit": "abc", "cpu_model": "Xeon"}
+    assert base.host_identity({"os": "linux", "cpu": ["x"], "collection": None}) == {
+        "hostname": None, "collection_version": None, "git_commit": None, "cpu_model": None}
+    # no capture: nothing, warned about only when asked
+    ctx = context(point, artifacts={base.HOST_ENVIRONMENT: None},
+                  important=base.important_files("HOST_CAPTURE_ENVIRONMENT/environment.json"))
+    assert base.read_host_environment(ctx) == {} and ctx.warnings == []
+    assert base.read_host_environment(ctx, optional=False) == {}
+    assert ctx.warnings == ["HOST_CAPTURE_ENVIRONMENT/environment.json: no HOST_CAPTURE_ENVIRONMENT directory found "
+                            "for this test"]
+
+
+def test_the_run_id_comes_from_run_json_whatever_it_holds(tmp_path):
+    point = make_point(tmp_path / "000__p")
+    cases = (({"run_id": "r-1"}, "r-1"), ([1], None), ({"other": 1}, None), ({"run_id": 7}, None))
+    for index, (content, expected) in enumerate(cases):
+        run_json = tmp_path / ("run-%d.json" % index)
+        write(run_json, content)
+        ctx = context(point, artifacts={base.RUN_INFO: str(run_json)}, important=base.important_files("RUN_INFO"))
+        assert base.read_run_id(ctx) == expected
+    assert ctx.warnings == []
+    ctx = context(point, artifacts={base.RUN_INFO: str(tmp_path / "run-1.json")},
+                  important=base.important_files("RUN_INFO"))
+    base.read_run_id(ctx)
+    assert ctx.warnings == ["RUN_INFO: expected a JSON object, got list; ignored"]
+    ctx = context(point, artifacts={base.RUN_INFO: None}, important=base.important_files("RUN_INFO"))
+    assert base.read_run_id(ctx) is None and ctx.warnings == []
+    assert base.read_run_id(ctx, optional=False) is None
+    assert ctx.warnings == ["RUN_INFO: no RUN_INFO directory found for this test"]
+
+
+WRONG_SHAPES = {
+    # the host's capture: sections that are not mappings, a list of GPUs that is not a list
+    "environment": {"cpu": "x86", "os": ["linux"], "memory": 3, "collection": "0.2", "gpus": 7, "python": None},
+    # the harness's document: parameters and result that are not mappings
+    "output": {"name": "matmul", "@parameters": [1], "@result": {"stages": "all", "losses": 3, "warnings": "w"},
+               "environment": "cpu"},
+    "run": [1, 2],
+}
+
+
+@pytest.mark.parametrize("name", ["perf_indicators", "llm_load", "fine_tuning"])
+def test_a_built_in_workload_reads_files_of_the_wrong_shape_as_absent_never_failing(tmp_path, name):
+    """A tree from elsewhere (a bucket, an archive) whose files are JSON of another shape than the
+    workload expects: every test is parsed and labelled, with a warning for what was ignored."""
+    run = tmp_path / "results" / "run-1"
+    write(run / "001__host__capture_environment" / "environment.json", WRONG_SHAPES["environment"])
+    write(run / "run.json", WRONG_SHAPES["run"])
+    make_point(run / "002__matbenchmarking" / "000__p",
+               **{"output.json": WRONG_SHAPES["output"], "point.json": {"duration_s": 1.0}})
+    workload = workload_lib.load_workload(name)
+    entries, _warnings = results_tree.parse_results(str(tmp_path / "results"), workload, environ={}, write_cache=False)
+    [entry] = entries
+    assert entry.results["parameters"] == {}
+    # run.json ignored: the run id comes from where the test is (parse_always)
+    assert entry.results["run_id"] == "run-1"
+    assert workload.kpi_labels(entry)["test_path"] == entry.relative
+    workload.payload_results(entry)
+    if name != "fine_tuning":
+        host = entry.results["host"]
+        assert (host["hostname"], host["cpu_model"], host["collection_version"]) == (None, None, None)
+    if name == "perf_indicators":
+        assert (entry.results["host"]["gpus"], entry.results["host"]["gpu_count"]) == ([], 0)
+        assert entry.results["measurement"] == {}
+        assert "RUN_INFO: expected a JSON object, got list; ignored" in entry.warnings
+    if name == "llm_load":
+        assert (entry.results["stages"], entry.results["warnings"]) == ([], [])
+    if name == "fine_tuning":
+        assert entry.results["losses"] == []
+
+
+def test_the_llm_load_workload_warns_once_about_a_malformed_output_json(tmp_path):
+    make_point(tmp_path / "results" / "run-1" / "000__p", **{"output.json": "{broken", "point.json": {}})
+    workload = workload_lib.load_workload("llm_load")
+    [entry], _warnings = results_tree.parse_results(str(tmp_path / "results"), workload, environ={}, write_cache=False)
+    assert [w for w in entry.warnings if w.startswith("output.json")] == [
+        "output.json: unreadable, ignored: not JSON: Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1)"]
+
+
 # --------------------------------------------------------------------------
 # hooks
 
