@@ -289,7 +289,7 @@ def test_regression_fails_the_test_only_when_configured_and_improvements_never_d
                           overrides_for(sqlite_path=database, **{"regression.fail_test_on_regression": True,
                                                                  "export.enabled": False}))
     assert strict.returncode != 0
-    assert ("2 new regression(s): 2 KPI(s) of 2 entries compared (edivisive): 2 regression(s), 0 persisting "
+    assert ("2 new regression(s): 2 KPI(s) of 2 entries compared (linear_segments): 2 regression(s), 0 persisting "
             "regression(s), 0 improvement(s)") in strict.flat
     assert "regression_report.html" in strict.flat
     faster = tmp_path / "faster"
@@ -318,7 +318,7 @@ def test_demo_twice_then_a_cpt_gate_on_a_loaded_runner_compares_with_noisy_histo
     first, second = ([yaml.safe_load((root / "002__plots" / "regression_summary.yaml").read_text()), run]
                      for root, run in runs)
     assert first[1].returncode == 0, first[1].output
-    assert "0 KPI(s) of 8 entries compared (edivisive)" in first[1].flat
+    assert "0 KPI(s) of 8 entries compared (linear_segments)" in first[1].flat
     assert "8 KPI(s) without history (8 none stored)" in first[1].flat
     assert first[0]["noisy_entries"], "the burner did not make the first run noisy"
     # exported once: by the play itself, the enabled kpi_export callback has nothing left to do
@@ -332,7 +332,7 @@ def test_demo_twice_then_a_cpt_gate_on_a_loaded_runner_compares_with_noisy_histo
     assert summary["not_enough_history"] == [] and summary["store"] == "sqlite %s" % database
     # the noisy first run is the baseline (too few quiet runs), and the line says so
     assert summary["baselines_with_noisy_runs"] >= 1 and summary["baseline_policy"] == "prefer_quiet"
-    assert "8 KPI(s) of 8 entries compared (edivisive)" in run.flat and "with noisy runs" in run.flat
+    assert "8 KPI(s) of 8 entries compared (linear_segments)" in run.flat and "with noisy runs" in run.flat
     # one history point: a change beyond the threshold cannot be told from noise yet, never a verdict
     assert summary["regressions"] == summary["improvements"] == []
     assert len(summary["inconclusive"]) + summary["no_change"] == 8
