@@ -125,7 +125,6 @@ class CallbackModule(DefaultCallback):
             return None
         if not data.get("changed") and not self.get_option("display_ok_hosts"):
             return None
-        self._handle_warnings_and_exception(result)
         items = data.get("results") if task.loop and isinstance(data.get("results"), list) else None
         self._show_play()
         started = self._started.get(task._uuid)
@@ -135,6 +134,8 @@ class CallbackModule(DefaultCallback):
                               retries=self._retries.pop((task._uuid, result.host.get_name()), 0),
                               seconds=None if started is None else self._clock() - started),
             color=C.COLOR_CHANGED if data.get("changed") else C.COLOR_OK)
+        # the task's warnings under its line
+        self._handle_warnings_and_exception(result)
         if task.action in DEBUG_ACTIONS:
             for line in self._debug_lines(data, items):
                 self._display.display(line)

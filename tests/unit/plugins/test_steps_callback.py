@@ -213,7 +213,7 @@ def test_a_task_warning_is_still_shown(run):
     run.callback._current_task_result = types.SimpleNamespace(warnings=["use the other thing"], deprecations=[],
                                                               exception=None)
     run.callback.v2_runner_on_ok(result)
-    assert run.screen.lines == ["[WARNING]: use the other thing", "PLAY [P]", "  ok       Deprecated thing"]
+    assert run.screen.lines == ["PLAY [P]", "  ok       Deprecated thing", "[WARNING]: use the other thing"]
 
 
 def test_with_v_every_event_is_shown_as_the_default_callback_shows_it(monkeypatch):
