@@ -49,7 +49,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.run import conso
 # the task a role's argument specification adds before its tasks (ansible-core's role loader)
 VALIDATION_ACTIONS = frozenset(("validate_argument_spec", "ansible.builtin.validate_argument_spec",
                                 "ansible.legacy.validate_argument_spec"))
-DEBUG_ACTIONS = frozenset(C._ACTION_DEBUG)
+DEBUG_ACTIONS = frozenset(("debug", "ansible.builtin.debug", "ansible.legacy.debug"))
 
 
 class CallbackModule(DefaultCallback):
