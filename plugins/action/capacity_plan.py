@@ -37,4 +37,7 @@ class ActionModule(PerfscaleAction):
     def execute(self, result, args, task_vars, config):
         plan, message = capacity_requests.serving_plan(args)
         result.update(changed=False, plan=plan, feasible=plan["feasible"], msg=message)
+        # what the plan assumed or cannot promise, as Ansible warnings (one [WARNING] line each)
+        if plan["warnings"]:
+            result["warnings"] = list(plan["warnings"])
         return result

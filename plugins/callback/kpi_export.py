@@ -31,6 +31,10 @@ description:
     C(PERFSCALE_EXPORT_OPENSEARCH_HOSTS) (comma-separated), C(PERFSCALE_EXPORT_TIMEOUT) and
     C(PERFSCALE_EXPORT_SPOOL_DIR) override it for every reader of that section (the history
     of the regression analysis and the export alike).
+  - At the end of a playbook whose tasks handed it a bundle, one line names the results store of
+    the run (its KPIs were compared with the history found there, and exported to it), and says
+    when it is the SQLite file at its default place, which every checkout of the account shares
+    (C(export.sqlite.path) gives a project a store of its own).
   - Enable it with C(callbacks_enabled = perfscale.topsail.kpi_export) in C(ansible.cfg) or
     C(ANSIBLE_CALLBACKS_ENABLED). It is not a stdout callback, so it works under AWX/AAP.
 author:
@@ -41,6 +45,7 @@ requirements:
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.perfscale.topsail.plugins.module_utils.run import console
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 
 
@@ -54,22 +59,29 @@ class CallbackModule(CallbackBase):
         super().__init__(display=display)
         self._bundles = {}
         self._exported = set()
+        # the export section of the first bundle: the store the run read its history from and exported to
+        self._store = None
 
     def v2_runner_on_ok(self, result):
         data = result._result
         bundle = data.get("perfscale_export")
         if isinstance(bundle, dict) and bundle.get("file"):
             self._bundles.setdefault(bundle["file"], bundle)
+            if self._store is None:
+                self._store = bundle.get("export")
         self._exported.update(data.get("perfscale_exported") or ())
 
     def v2_playbook_on_stats(self, stats):
         pending = [bundle for path, bundle in self._bundles.items() if path not in self._exported]
         self._bundles = {}
-        if not pending:
-            return
-        outcome = export_lib.export_bundles(pending)
-        self._exported.update(outcome["exported"])
-        for warning in outcome["warnings"]:
-            self._display.warning(warning)
-        if outcome["delivered"]:
-            self._display.display(outcome["message"])
+        if pending:
+            outcome = export_lib.export_bundles(pending)
+            self._exported.update(outcome["exported"])
+            for warning in outcome["warnings"]:
+                self._display.warning(warning)
+            if outcome["delivered"]:
+                self._display.display(outcome["message"])
+        line = console.store_line(self._store)
+        self._store = None
+        if line:
+            self._display.display(line)

@@ -27,8 +27,8 @@ def test_benchmark_ends_with_the_path_of_the_report_index(demo_run):
     root, run = demo_run
     index = root / "002__plots" / "reports_index.html"
     assert index.exists()
-    assert run.flat.rstrip().split("PLAY RECAP")[0].rstrip().endswith("skipping: [localhost]")
-    assert "Reports: %s" % index in run.flat
+    # the summary's last line, just before the recap (the steps callback shows no skipped task)
+    assert run.flat.rstrip().split("PLAY RECAP")[0].rstrip().endswith("Reports: %s" % index)
 
 
 def test_reports_render_in_chromium_without_javascript_errors(demo_run):

@@ -108,6 +108,8 @@ class ModelShape:
         self.sliding_window = fields.get("sliding_window")
         self.attention_sinks = fields.get("attention_sinks", False)
         self.quantization = fields.get("quantization")
+        # the config named no dtype: DEFAULT_DTYPE was assumed (plans say so, memory.assumption_warnings)
+        self.dtype_assumed = fields.get("dtype_assumed", False)
 
     @property
     def is_moe(self):
@@ -176,8 +178,12 @@ def text_config(config):
     return config
 
 
+# the dtype of a config that names none (neither torch_dtype nor dtype): a plan says it assumed it
+DEFAULT_DTYPE = "bfloat16"
+
+
 def model_dtype(config, where):
-    dtype = config.get("torch_dtype") or config.get("dtype") or "bfloat16"
+    dtype = config.get("torch_dtype") or config.get("dtype") or DEFAULT_DTYPE
     if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise CapacityError("%s: torch_dtype %s (expected one of float32, float16, bfloat16)" % (where, shown(dtype)))
     # vLLM serves float32 checkpoints in 16 bits by default (its dtype 'auto')
@@ -448,7 +454,9 @@ def shape_of(config, where="model config"):
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         raise CapacityError("%s: architecture %s (model_type) is not known; known: %s"
                             % (where, shown(model_type), ", ".join(sorted(FAMILIES))))
-    return ModelShape(**FAMILIES[model_type](config, where))
+    fields = FAMILIES[model_type](config, where)
+    fields["dtype_assumed"] = not (config.get("torch_dtype") or config.get("dtype"))
+    return ModelShape(**fields)
 
 
 # ---------------------------------------------------------------------------------------------------

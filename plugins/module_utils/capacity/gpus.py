@@ -64,12 +64,44 @@ def product_memory(product):
         return round(gib, 2), "MIG profile %sg.%sgb of %s" % (mig.group("compute"), mig.group("memory"), mig.group("base"))
     if name not in GPUS:
         known = ", ".join(sorted(GPUS))
-        raise CapacityError("gpu %r is not a GPU product this planner knows (known: %s); give gpu_memory_gib instead"
-                            % (product, known))
+        close = close_products(name)
+        hint = (" (did you mean %s?)" % close[0] if len(close) == 1 else
+                " (did you mean one of %s?)" % ", ".join(close) if close else "")
+        raise CapacityError("gpu %r is not a GPU product this planner knows%s; known: %s; give gpu_memory_gib instead"
+                            % (product, hint, known))
     nvml, cuda, source = GPUS[name]
     if cuda is not None:
         return cuda, source
     return cuda_gib_from_nvml(nvml), "NVML's %d MiB minus the driver's reserve (%d MiB)" % (nvml, NVML_RESERVE_MIB)
+
+
+# suggestions are looked for in names this long at most (a longer one is no product name mistyped)
+SUGGEST_MAX_CHARS = 64
+SUGGESTIONS = 4
+VENDOR_PREFIXES = ("NVIDIA-", "Tesla-")
+
+
+def close_products(name):
+    """The known products a user may have meant by ``name``: those whose name holds it (``H100``: every
+    H100; the one named by it without the vendor's prefix first, then the shorter names), else those
+    close to it (difflib, without the vendor's prefix: ``H200x``, ``NVIDIA-H900``); case is ignored; at
+    most ``SUGGESTIONS``."""
+    if not isinstance(name, str) or not name.strip() or len(name) > SUGGEST_MAX_CHARS:
+        return []
+    import difflib
+
+    stems = {}
+    for product in sorted(GPUS):
+        stem = product.split("-", 1)[1] if product.startswith(VENDOR_PREFIXES) else product
+        stems.setdefault(stem.casefold(), product)
+    folded = name.strip().casefold()
+    asked = folded.split("-", 1)[1] if folded.startswith(tuple(p.casefold() for p in VENDOR_PREFIXES)) else folded
+    holding = sorted((product for product in GPUS if folded in product.casefold()),
+                     key=lambda product: (product.casefold() not in (folded, "nvidia-" + asked, "tesla-" + asked),
+                                          len(product), product))
+    if holding:
+        return holding[:SUGGESTIONS]
+    return [stems[stem] for stem in difflib.get_close_matches(asked, list(stems), n=SUGGESTIONS, cutoff=0.6)]
 
 
 def known_products():

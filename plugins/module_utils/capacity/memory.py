@@ -73,6 +73,7 @@ class ServingRequest:
                 raise CapacityError("dtype %s: expected auto, bfloat16, float16 or float32"
                                     % architectures.shown(dtype))
             shape.dtype = dtype
+            shape.dtype_assumed = False
         self.gpu_memory_gib = positive("gpu_memory_gib", gpu_memory_gib, float)
         self.tp = positive("tensor_parallel_size", tensor_parallel_size, int)
         self.pp = positive("pipeline_parallel_size", pipeline_parallel_size, int)
@@ -206,6 +207,14 @@ def kv_cache_bytes_per_token(shape, kv_bytes, tp=1, pp=1, layers=None):
     return 2 * layers * heads_per_rank * shape.head_dim * kv_bytes
 
 
+def assumption_warnings(shape):
+    """What the plan assumed that the model's config did not say: its dtype, when it names none."""
+    if not shape.dtype_assumed:
+        return []
+    return ["the model config names no dtype (torch_dtype): the plan assumes %s, %d bytes per parameter; give "
+            "dtype (vLLM's --dtype) if the model is served in another" % (shape.dtype, shape.dtype_bytes)]
+
+
 def headroom_warnings(request, shape):
     """What the plan cannot promise: vLLM captures CUDA graphs and warms its sampler up (``max_num_seqs``
     dummy requests) after the KV cache took its share, in the memory ``gpu_memory_utilization`` leaves out;
@@ -288,7 +297,7 @@ def plan(request):
                   % (request.max_model_len, shape.max_position_embeddings))
     else:
         reason = None
-    result["warnings"] = headroom_warnings(request, shape)
+    result["warnings"] = assumption_warnings(shape) + headroom_warnings(request, shape)
     if reason:
         result.update(feasible=False, reason=reason)
     else:

@@ -40,7 +40,7 @@ def test_modules_and_lookups_have_documentation_examples_and_return(path):
 @pytest.mark.parametrize("path", plugin_files("callback"), ids=os.path.basename)
 def test_callbacks_are_documented(path):
     documentation = yaml.safe_load(doc_strings(path)["DOCUMENTATION"])
-    assert documentation["type"] in ("notification", "aggregate")
+    assert documentation["type"] in ("notification", "aggregate", "stdout")
 
 
 def _normalise_doc_option(option):
