@@ -32,7 +32,7 @@ class ActionModule(PerfscaleAction):
         if not run_root:
             result.update(failed=True, msg="export_artifacts: no run root; expected run_root or perfscale_run_root")
             return result
-        info, _changed = run_context.run_info(run_root, run_context.artifacts_destination(run_root, config))
+        info, _changed = run_context.run_info(run_root, artifact_transfer.artifacts_destination(run_root, config))
         url = info["artifacts_url"]
         try:
             client = artifact_transfer.make_client(section, config)
