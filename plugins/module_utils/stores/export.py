@@ -32,7 +32,6 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
 )
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
-from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import estimate as estimate_lib
 
 SPOOL_DIRNAME = "kpi_export_spool"
 REPLAYED_DIRNAME = "replayed"
@@ -66,7 +65,7 @@ def prom_documents(records):
 
 
 def point_documents(records):
-    return [estimate_lib.point_document(record) for record in records]
+    return [stores_base.point_document(record) for record in records]
 
 
 # how the records of a bundle file become documents, per kind (regression files hold documents)
