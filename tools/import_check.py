@@ -59,6 +59,8 @@ LAYERS = [
     ("plugins.module_utils.matrix.benchmark", 5),
     ("plugins.module_utils.stores.export", 5),
     ("plugins.module_utils.executors.tekton_point", 5),
+    # the users of a multi-user test: pods whose results come back as the kubernetes executor's points do
+    ("plugins.module_utils.executors.multi_user", 5),
     # 6-7. the plugins (modules, action, filter, lookup, callback plugins) on module_utils
     ("plugins.plugin_utils", 6),
     ("plugins", 7),
