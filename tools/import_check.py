@@ -44,6 +44,7 @@ LAYERS = [
     # the inventory hosts' executor: plans a host's share with matrix/engine (3), runs it with the local one
     ("plugins.module_utils.executors.inventory_hosts", 3),
     ("plugins.module_utils.kube.validation", 3),
+    ("plugins.module_utils.kube.names", 3),
     ("plugins.module_utils.harnesses", 3),
     ("plugins.module_utils.stores", 3),
     ("plugins.module_utils.regression.maths", 3),

@@ -26,7 +26,6 @@ import binascii
 import json
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ import zlib
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.names import dns_label
 
 MANAGED_BY = "perfscale.topsail"
 JOB_LABEL = "perfscale.io/point-job"
@@ -61,12 +61,6 @@ def poll_pause(elapsed):
     """Seconds until the next look at a Job: 10 ms during its first second (a GET costs about
     1 ms; a short point's end is seen at once), then a tenth of its age, at most 0.5 s."""
     return 0.01 if elapsed < 1.0 else min(POLL_MAX_S, elapsed / 10.0)
-
-
-def dns_label(text, limit, fallback="point"):
-    """``text`` as a DNS-1123 label of at most ``limit`` characters (``fallback`` when nothing is left)."""
-    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return label[:limit].rstrip("-") or fallback
 
 
 def job_name(matrix_name, index, run_id):

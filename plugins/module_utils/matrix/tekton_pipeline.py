@@ -31,7 +31,7 @@ import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import dns_label
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.names import dns_label
 
 API_VERSION = "tekton.dev/v1"
 TASK_NAME = "perfscale-point"
