@@ -57,9 +57,7 @@ LAYERS = [
     #    export, transfer, kube helpers, parsers, and the check of a whole configuration before work
     ("plugins.module_utils", 5),
     ("plugins.module_utils.config.checks", 5),
-    ("plugins.module_utils.matrix.benchmark", 5),
     ("plugins.module_utils.stores.export", 5),
-    ("plugins.module_utils.executors.tekton_point", 5),
     # the users of a multi-user test: pods whose results come back as the kubernetes executor's points do
     ("plugins.module_utils.executors.multi_user", 5),
     # 6-7. the plugins (modules, action, filter, lookup, callback plugins) on module_utils

@@ -35,7 +35,7 @@ def validate_config(config):
         validated[key] = config_schema.read_section(config, key)
     for key in ["tests.benchmark"] + config_schema.flow_benchmark_keys(config):
         if key in validated and validated[key]["enabled"]:
-            from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+            from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 
             try:
                 benchmark.plan_benchmark(config, key)

@@ -5,7 +5,7 @@
 
 One Task (``perfscale-point``) runs one point: its step plans the matrix from the benchmark
 section (a Pipeline parameter) and runs the point whose settings are the Task's parameters
-(``executors/tekton_point.py``), with ``onError: continue`` so that a failed point never skips
+(``benchmark/tekton_point.py``), with ``onError: continue`` so that a failed point never skips
 the others; its exit code is the Task's result ``exit-code``. The PipelineRun embeds the
 Pipeline; how its tasks are laid out follows the parallelism:
 
@@ -35,7 +35,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.kube.names impor
 
 API_VERSION = "tekton.dev/v1"
 TASK_NAME = "perfscale-point"
-STEP_ENTRY = "plugins/module_utils/executors/tekton_point.py"
+STEP_ENTRY = "plugins/module_utils/benchmark/tekton_point.py"
 SECTION_PARAM = "section"
 RESULT = "exit-code"
 # Tekton's default-max-matrix-combinations-count
