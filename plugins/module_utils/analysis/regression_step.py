@@ -7,6 +7,9 @@ Writes ``regression_summary.yaml``, ``regression_records.json`` and
 ``regression_report.html`` into the plots directory. When the store cannot be
 reached, the history is unavailable: every entry is reported as not analysed,
 with the reason, and the step does not fail.
+
+It is post-processing's last step, so it lives with it: it reads what ``postprocess`` wrote and
+writes a report (``reports``); ``regression/`` below holds the methods and the verdicts it calls.
 """
 
 from __future__ import annotations
