@@ -51,12 +51,10 @@ LAYERS = [
     ("plugins.module_utils.regression.segments", 3),
     ("plugins.module_utils.regression.methods", 3),
     ("plugins.module_utils.regression.baselines", 3),
-    # 4. the schema of every section
-    ("plugins.module_utils.config.schema", 4),
-    # 5. the domains on top: planning a benchmark, toolbox and flows, analysis, verdicts,
-    #    export, transfer, kube helpers, parsers, and the check of a whole configuration before work
+    # 5. the domains on top (each with the model of its own configuration section): planning a benchmark,
+    #    toolbox and flows, analysis, verdicts, export, transfer, kube helpers, parsers; above them all, the
+    #    list of every section's model and the check of a whole configuration before work (config_sections)
     ("plugins.module_utils", 5),
-    ("plugins.module_utils.config.checks", 5),
     ("plugins.module_utils.stores.export", 5),
     # the users of a multi-user test: pods whose results come back as the kubernetes executor's points do
     ("plugins.module_utils.executors.multi_user", 5),

@@ -9,7 +9,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 

@@ -15,7 +15,7 @@ from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import Pe
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args as launch_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context

@@ -8,7 +8,7 @@ its arguments; it runs the command as the local executor would and sends the
 point's directory back through the pod log as one archive; ``collect`` unpacks it into the point's
 directory, so the artifact tree is the one the local executor leaves.
 
-What ``tests.benchmark.kubernetes`` sets (``config_schema.benchmark_model``):
+What ``tests.benchmark.kubernetes`` sets (``benchmark/section.benchmark_model``):
 the cluster role, the namespace (created when missing), the image, the Python
 and the collection inside the image (``null``: this controller's, as on
 kubesim, where Jobs' pods run as local processes), node selector, tolerations,
@@ -49,7 +49,7 @@ POLL_MAX_S = 0.5
 POD_LOOK_S = 1.0
 DELETE_WAIT_S = 30.0
 
-# the defaults of tests.benchmark.kubernetes (config_schema.benchmark_model has the same)
+# the defaults of tests.benchmark.kubernetes (benchmark/section.benchmark_model has the same)
 DEFAULTS = {
     "cluster": "driver", "namespace": "perfscale-benchmark", "image": "quay.io/perfscale/topsail:latest",
     "image_pull_policy": None, "python": None, "collection_path": None, "node_selector": {}, "tolerations": [],

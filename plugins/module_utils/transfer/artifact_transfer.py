@@ -87,9 +87,9 @@ def artifacts_destination(run_root, config):
     what ``run/context.run_info`` records in ``run.json`` as ``artifacts_url``."""
     if not isinstance(config.get("export_artifacts"), dict) or not config["export_artifacts"].get("enabled"):
         return None
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import section as export_artifacts_section
 
-    section = config_schema.read_section(config, "export_artifacts")
+    section = export_artifacts_section.read(config)
     return lambda run_id: destination_url(section, run_root, run_id)
 
 

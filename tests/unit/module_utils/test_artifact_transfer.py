@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
@@ -204,7 +204,8 @@ def test_the_run_records_the_destination_of_an_enabled_section_and_none_otherwis
     os.makedirs(run_root)
     assert transfer.artifacts_destination(run_root, {"export_artifacts": dict(section, enabled=False)}) is None
     assert transfer.artifacts_destination(run_root, {}) is None
-    info, changed = run_context.run_info(run_root, transfer.artifacts_destination(run_root, {"export_artifacts": section}))
+    destination = transfer.artifacts_destination(run_root, {"export_artifacts": section})
+    info, changed = run_context.run_info(run_root, destination)
     assert changed and info["artifacts_url"] == "s3://b/runs/my_run-%s" % info["run_id"][:8]
     assert run_context.read_run_info(os.path.join(run_root, run_context.RUN_INFO_FILE)) == info
 

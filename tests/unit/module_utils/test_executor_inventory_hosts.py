@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor

@@ -166,10 +166,10 @@ def test_the_task_step_finds_its_point_and_runs_it(tmp_path):
 
 
 def test_the_defaults_are_those_of_the_configuration_schema():
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import section as benchmark_section
     from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton as tekton_executor
 
-    assert config_schema.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS
+    assert benchmark_section.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS
 
 
 @pytest.mark.parametrize("seconds, duration", [(45, "45s"), (660, "11m0s"), (6060, "1h41m0s"), (3600, "1h0m0s"),
