@@ -162,6 +162,16 @@ def test_the_packages_of_module_utils_form_a_dag():
     assert tool.package_problems(tool.import_graph(files), files) == []
 
 
+def test_the_configuration_package_is_the_floor_and_imports_no_domain():
+    # config holds the document, presets and overrides; the domains own their sections' models
+    tool = load_tool()
+    files = tool.module_files()
+    packages = tool.package_graph(tool.import_graph(files))
+    root_modules = {package for package in packages if "plugins.module_utils.%s" % package in files
+                    and not files["plugins.module_utils.%s" % package].endswith("__init__.py")}
+    assert set(packages["config"]) <= root_modules, sorted(set(packages["config"]) - root_modules)
+
+
 def test_the_architecture_doc_shows_the_package_graph_of_the_code():
     tool = load_tool()
     files = tool.module_files()
