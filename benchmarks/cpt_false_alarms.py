@@ -40,8 +40,8 @@ import _common
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
-from ansible_collections.perfscale.topsail.plugins.module_utils.regression import step
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import regression_step as step
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores.sqlite import SQLiteStore

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 import _common
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import verdicts
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base

@@ -21,7 +21,7 @@ import numpy as np
 
 import _common
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.regression import methods, verdicts
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 
@@ -37,19 +37,25 @@ def built_per_call():
     """The model factories without their cache, for the duration."""
     patched = [(cls, "options_model", staticmethod(cls.options_model.__wrapped__))
                for cls in (type(m) for m in methods.METHODS.values())]
-    patched += [(config_schema, name, getattr(config_schema, name).__wrapped__)
-                for name in dir(config_schema) if name.endswith("_model")
-                and hasattr(getattr(config_schema, name), "__wrapped__")]
+    # each section's factory, in the module of the domain that owns it (what read_section calls)
+    owners = {factory: sys.modules[factory.__module__] for factory in config_schema.SECTIONS.values()}
+    patched += [(owner, factory.__name__, factory.__wrapped__) for factory, owner in owners.items()
+                if hasattr(factory, "__wrapped__")]
     saved = [(owner, name, owner.__dict__[name]) for owner, name, _new in patched]
+
+    def relink():
+        config_schema.SECTIONS.update({k: getattr(sys.modules[v.__module__], v.__name__)
+                                       for k, v in config_schema.SECTIONS.items()})
+
     for owner, name, new in patched:
         setattr(owner, name, new)
-    config_schema.SECTIONS.update({k: getattr(config_schema, v.__name__) for k, v in config_schema.SECTIONS.items()})
+    relink()
     try:
         yield
     finally:
         for owner, name, old in saved:
             setattr(owner, name, old)
-        config_schema.SECTIONS.update({k: getattr(config_schema, v.__name__) for k, v in config_schema.SECTIONS.items()})
+        relink()
 
 
 def per_call(function, calls):

@@ -49,7 +49,7 @@ MODULES = {
     "run lock": (["run/lock.py"], [UNIT + "test_run_lock.py"]),
     "path safety": (["safe_paths.py"], [UNIT + "test_safe_paths.py"]),
     "artifact transfer": (["transfer/artifact_transfer.py"], [UNIT + "test_artifact_transfer.py"]),
-    "matrix expansion and planning": (["matrix/engine.py", "matrix/benchmark.py"],
+    "matrix expansion and planning": (["matrix/engine.py", "benchmark/job.py"],
                                       [UNIT + "test_matrix.py", UNIT + "test_harnesses_and_executors.py"]),
     "tekton rendering": (["matrix/tekton_pipeline.py"], [UNIT + "test_tekton.py"]),
     "llm harness metrics and arrivals": (["harnesses/llm_load/metrics.py", "harnesses/llm_load/arrivals.py"],

@@ -9,7 +9,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils.regression import step
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import regression_step as step
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 
 ARGUMENT_SPEC = dict(

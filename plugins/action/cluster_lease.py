@@ -13,7 +13,7 @@ import uuid
 from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ClusterError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import cluster_lease
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters

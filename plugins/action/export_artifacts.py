@@ -9,7 +9,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 
@@ -32,7 +32,7 @@ class ActionModule(PerfscaleAction):
         if not run_root:
             result.update(failed=True, msg="export_artifacts: no run root; expected run_root or perfscale_run_root")
             return result
-        info, _changed = run_context.run_info(run_root, run_context.artifacts_destination(run_root, config))
+        info, _changed = run_context.run_info(run_root, artifact_transfer.artifacts_destination(run_root, config))
         url = info["artifacts_url"]
         try:
             client = artifact_transfer.make_client(section, config)

@@ -13,7 +13,7 @@ from ansible.utils.display import Display
 from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import PerfscaleAction
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import reachability
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib

@@ -15,11 +15,12 @@ from ansible_collections.perfscale.topsail.plugins.plugin_utils.action import Pe
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import collection_info
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args as launch_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
+from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer
 
 ARGUMENT_SPEC = dict(
     config_file=dict(type="path"),
@@ -160,8 +161,9 @@ class ActionModule(PerfscaleAction):
                 display.warning(lock.message())
         if args["write"] and not self._task.check_mode:
             # a matrix point's playbook (config_env) is part of its parent's run: no run identity of its own
-            written = run_context.record_run_config(run_root, resolved, launch_record,
-                                                    identity=not args.get("config_env"))
+            written = run_context.record_run_config(
+                run_root, resolved, launch_record, identity=not args.get("config_env"),
+                artifacts_destination=artifact_transfer.artifacts_destination(run_root, resolved.config))
 
         # resolving again in the same run (an imported playbook) keeps the
         # directory that is currently open

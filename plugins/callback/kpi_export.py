@@ -45,7 +45,7 @@ requirements:
 
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.run import console
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import location as store_location
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 
 
@@ -81,7 +81,7 @@ class CallbackModule(CallbackBase):
                 self._display.warning(warning)
             if outcome["delivered"]:
                 self._display.display(outcome["message"])
-        line = console.store_line(self._store)
+        line = store_location.store_line(self._store)
         self._store = None
         if line:
             self._display.display(line)

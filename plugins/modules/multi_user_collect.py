@@ -98,7 +98,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import multi_user
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 
 try:

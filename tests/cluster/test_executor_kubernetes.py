@@ -16,7 +16,7 @@ import yaml
 from conftest import read
 from kube_fixtures import kubesim_cluster
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTED = os.path.join(REPO, "tests", "fixtures", "indicators", "scripted.py")

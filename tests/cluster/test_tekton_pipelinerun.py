@@ -15,7 +15,7 @@ import yaml
 from kube_fixtures import kubesim_cluster
 from kubesim.clock import parse_timestamp
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import tekton_pipeline as tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor

@@ -30,7 +30,7 @@ def test_the_benchmark_playbook_writes_the_pipelinerun_and_runs_nothing(tmp_path
     step = task["spec"]["steps"][0]
     assert step["image"] == "registry.example.com/perfscale-topsail-ee:0.2.0"
     assert step["command"] == ["/usr/bin/python3.11", "-P", "/usr/share/ansible/collections/ansible_collections/perfscale/"
-                               "topsail/plugins/module_utils/executors/tekton_point.py"]
+                               "topsail/plugins/module_utils/benchmark/tekton_point.py"]
     assert step["env"] == [{"name": "PYTHONPATH", "value": "/usr/share/ansible/collections"}]
     # nothing ran, nothing was post-processed
     assert not glob.glob(os.path.join(matrix_dir, "*", "exit_code")) and not glob.glob(str(tmp_path / "*__plots"))

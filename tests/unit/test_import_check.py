@@ -17,17 +17,21 @@ def load_tool():
 def test_a_cycle_and_an_upward_import_are_each_one_line():
     tool = load_tool()
     graph = {
-        "plugins.module_utils.config.schema": {"plugins.module_utils.matrix.benchmark"},   # schema (4) -> a domain (5)
-        "plugins.module_utils.matrix.benchmark": {"plugins.module_utils.config.schema"},
+        "plugins.module_utils.config.loading": {"plugins.module_utils.benchmark.job"},   # config (2) -> a domain (5)
+        "plugins.module_utils.benchmark.job": {"plugins.module_utils.config.loading"},
         "plugins.module_utils.errors": set(),
         "kubesim.a": {"kubesim.b"}, "kubesim.b": {"kubesim.c"}, "kubesim.c": {"kubesim.a"},
     }
     found = tool.problems(graph)
     assert "import cycle: kubesim.a <-> kubesim.b <-> kubesim.c" in found
-    assert "import cycle: plugins.module_utils.config.schema <-> plugins.module_utils.matrix.benchmark" in found
-    assert ("upward import: plugins.module_utils.config.schema (layer 4) imports plugins.module_utils.matrix.benchmark "
+    assert "import cycle: plugins.module_utils.benchmark.job <-> plugins.module_utils.config.loading" in found
+    assert ("upward import: plugins.module_utils.config.loading (layer 2) imports plugins.module_utils.benchmark.job "
             "(layer 5)") in found
-    assert len(found) == 3
+    # across two packages, the cycle of modules is one of packages too
+    assert ("package cycle: benchmark <-> config (plugins.module_utils.benchmark.job imports "
+            "plugins.module_utils.config.loading; plugins.module_utils.config.loading imports "
+            "plugins.module_utils.benchmark.job)") in found
+    assert len(found) == 4
 
 
 def test_lazy_and_relative_imports_count(tmp_path):
@@ -74,6 +78,107 @@ def test_the_collection_and_kubesim_have_no_cycle_and_no_upward_import():
     files = tool.module_files()
     graph = tool.import_graph(files)
     assert len(graph) > 200 and tool.problems(graph) == []
+
+
+PREFIX = "ansible_collections.perfscale.topsail.plugins.module_utils"
+
+
+def fake_tree(root, modules):
+    """``modules`` ({path under plugins/module_utils: text}) written under ``root``, each package with an
+    ``__init__.py``; returns the tool's ``module_files`` of it."""
+    base = root / "plugins" / "module_utils"
+    base.mkdir(parents=True)
+    for directory in (root / "plugins", base):
+        (directory / "__init__.py").write_text("")
+    for relative, text in modules.items():
+        path = base / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not (path.parent / "__init__.py").exists():
+            (path.parent / "__init__.py").write_text('"""a package"""\n')
+        path.write_text(text)
+    return load_tool().module_files(str(root))
+
+
+def test_two_packages_importing_each_other_are_one_line_naming_both_and_a_file_on_each_side(tmp_path):
+    # no cycle of modules (a -> b -> other), but alpha and beta import each other, beta's import lazily
+    tool = load_tool()
+    files = fake_tree(tmp_path, {
+        "alpha/a.py": "from %s.beta import b\n" % PREFIX,
+        "alpha/other.py": "VALUE = 1\n",
+        "beta/b.py": "def f():\n    from %s.alpha import other\n    return other.VALUE\n" % PREFIX,
+        "errors.py": "",
+    })
+    graph = tool.import_graph(files)
+    assert tool.strongly_connected(graph) == []
+    assert tool.problems(graph, files, str(tmp_path)) == [
+        "package cycle: alpha <-> beta (plugins/module_utils/alpha/a.py imports plugins.module_utils.beta.b; "
+        "plugins/module_utils/beta/b.py imports plugins.module_utils.alpha.other)"]
+
+
+def test_a_longer_package_cycle_is_one_line_with_a_file_per_import(tmp_path):
+    tool = load_tool()
+    files = fake_tree(tmp_path, {
+        "alpha/a.py": "from %s.beta import b\n" % PREFIX,
+        "beta/b.py": "from %s import gamma\n" % PREFIX,
+        "gamma/__init__.py": "from %s.alpha import z\n" % PREFIX,
+        "alpha/z.py": "",
+        "errors.py": "",
+    })
+    graph = tool.import_graph(files)
+    assert tool.package_problems(graph, files, str(tmp_path)) == [
+        "package cycle: alpha -> beta -> gamma -> alpha (plugins/module_utils/alpha/a.py imports "
+        "plugins.module_utils.beta.b; plugins/module_utils/beta/b.py imports plugins.module_utils.gamma; "
+        "plugins/module_utils/gamma/__init__.py imports plugins.module_utils.alpha.z)"]
+
+
+def test_the_package_graph_is_listed_lowest_first_and_refused_with_a_cycle(tmp_path):
+    tool = load_tool()
+    files = fake_tree(tmp_path, {
+        "errors.py": "",
+        "low/a.py": "from %s import errors\n" % PREFIX,
+        "high/b.py": "from %s.low import a\nfrom %s import errors\n" % (PREFIX, PREFIX),
+    })
+    graph = tool.import_graph(files)
+    assert tool.packages_markdown(graph, files) == (
+        "| level | package | imports |\n|---|---|---|\n| 0 | `errors.py` | - |\n| 1 | `low/` | `errors.py` |\n"
+        "| 2 | `high/` | `errors.py`, `low/` |\n")
+    assert tool.package_levels({"a": {"b": None}, "b": {}, "c": {"a": None, "b": None}}) == {"a": 1, "b": 0, "c": 2}
+
+
+def test_the_package_graph_is_written_between_the_markers_and_nowhere_without_them(tmp_path):
+    tool = load_tool()
+    doc = tmp_path / "architecture.md"
+    doc.write_text("before\n%s\nold table\n%s\nafter\n" % (tool.DOC_BEGIN, tool.DOC_END))
+    assert tool.update_doc(str(doc), "| new |\n")
+    assert doc.read_text() == "before\n%s\n| new |\n%s\nafter\n" % (tool.DOC_BEGIN, tool.DOC_END)
+    assert tool.embedded_packages(doc.read_text()) == "| new |\n"
+    doc.write_text("no markers\n")
+    assert not tool.update_doc(str(doc), "| new |\n") and doc.read_text() == "no markers\n"
+
+
+def test_the_packages_of_module_utils_form_a_dag():
+    tool = load_tool()
+    files = tool.module_files()
+    assert tool.package_problems(tool.import_graph(files), files) == []
+
+
+def test_the_configuration_package_is_the_floor_and_imports_no_domain():
+    # config holds the document, presets and overrides; the domains own their sections' models
+    tool = load_tool()
+    files = tool.module_files()
+    packages = tool.package_graph(tool.import_graph(files))
+    root_modules = {package for package in packages if "plugins.module_utils.%s" % package in files
+                    and not files["plugins.module_utils.%s" % package].endswith("__init__.py")}
+    assert set(packages["config"]) <= root_modules, sorted(set(packages["config"]) - root_modules)
+
+
+def test_the_architecture_doc_shows_the_package_graph_of_the_code():
+    tool = load_tool()
+    files = tool.module_files()
+    with open(os.path.join(tool.REPO, tool.ARCHITECTURE_DOC), encoding="utf-8") as handle:
+        embedded = tool.embedded_packages(handle.read())
+    assert embedded == tool.packages_markdown(tool.import_graph(files), files), \
+        "docs/architecture.md is out of date: python tools/import_check.py --packages --update-doc"
 
 
 def load_mover():

@@ -155,6 +155,51 @@ def MayBeNull(reason):  # noqa: N802 pylint: disable=invalid-name
     return decorate
 
 
+BETTER = {"higher": HigherBetter, "lower": LowerBetter}
+
+
+def _results_value(key):
+    def value(payload):
+        return payload["results"][key]
+    return value
+
+
+def declare(name, help_text, unit, better, fmt=None, key=None, value=None, ignored=False, error_bar=None,
+            view_of=None, divisor=None, display_unit=None, null_reason=None):
+    """One KPI, declared in one call (what the decorators above declare; ``workloads/base.kpi``):
+
+    ``name`` its name; ``help_text`` and ``unit`` its ``KPIMetadata``; ``better`` ``"higher"`` or
+    ``"lower"``; ``fmt`` its ``Format`` (default ``"{}"``); its value ``payload["results"][key]``
+    (``key`` defaults to the name) or ``value(payload)``; ``ignored``: ``IgnoredForRegression``;
+    ``error_bar``: the ``ErrorBar``, a results key or a function of the payload; ``view_of``:
+    ``ViewOf``; ``divisor`` and ``display_unit``: ``FormatDivisor`` (``fmt`` then formats the
+    divided value, default ``"{:.2f}"``); ``null_reason``: ``MayBeNull`` (the KPI may be null for a
+    test it does not apply to; a function of the payload saying why)."""
+    if better not in BETTER:
+        raise ValueError("KPI %s: better must be 'higher' or 'lower', not %r" % (name, better))
+    compute = value or _results_value(key or name)
+
+    def function(payload):
+        return compute(payload)
+
+    # a function of its own carries the KPI (its name, its definition), even when ``value`` is shared
+    function.__name__ = function.__qualname__ = name
+    function = KPIMetadata(help=help_text, unit=unit)(function)
+    if divisor is not None:
+        function = FormatDivisor(divisor, unit=display_unit, format=fmt or "{:.2f}")(function)
+    elif fmt is not None:
+        function = Format(fmt)(function)
+    if error_bar is not None:
+        function = ErrorBar(_results_value(error_bar) if isinstance(error_bar, str) else error_bar)(function)
+    if view_of is not None:
+        function = ViewOf(view_of)(function)
+    if ignored:
+        function = IgnoredForRegression(function)
+    if null_reason is not None:
+        function = MayBeNull(null_reason)(function)
+    return BETTER[better](function)
+
+
 def collect_kpis(functions):
     """KPI definitions of decorated functions; every declaration problem at once."""
     definitions, problems = [], []

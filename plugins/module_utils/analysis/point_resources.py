@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
-from ansible_collections.perfscale.topsail.plugins.module_utils.workloads import base
 
 
 def _resource(key):
@@ -24,17 +23,18 @@ def _resource(key):
 
 
 RESOURCE_KPIS = [
-    base.kpi("point_cpu_user_time", "CPU time the point's processes spent in user mode", "s", "lower", fmt="{:.2f}",
-             ignored=True, value=_resource("cpu_user_s")),
-    base.kpi("point_cpu_system_time", "CPU time the point's processes spent in the kernel", "s", "lower",
-             fmt="{:.2f}", ignored=True, value=_resource("cpu_system_s")),
-    base.kpi("point_voluntary_context_switches", "Voluntary context switches of the point's processes (waits)",
-             "switches", "lower", fmt="{:.0f}", ignored=True, value=_resource("voluntary_context_switches")),
-    base.kpi("point_involuntary_context_switches", "Involuntary context switches of the point's processes "
-             "(preemptions: a busy machine)", "switches", "lower", fmt="{:.0f}", ignored=True,
-             value=_resource("involuntary_context_switches")),
-    base.kpi("point_max_rss", "Largest resident set of the point's processes", "MiB", "lower", fmt="{:.1f}",
-             ignored=True, value=_resource("max_rss_mib")),
+    kpi_lib.declare("point_cpu_user_time", "CPU time the point's processes spent in user mode", "s", "lower",
+                    fmt="{:.2f}", ignored=True, value=_resource("cpu_user_s")),
+    kpi_lib.declare("point_cpu_system_time", "CPU time the point's processes spent in the kernel", "s", "lower",
+                    fmt="{:.2f}", ignored=True, value=_resource("cpu_system_s")),
+    kpi_lib.declare("point_voluntary_context_switches",
+                    "Voluntary context switches of the point's processes (waits)", "switches", "lower",
+                    fmt="{:.0f}", ignored=True, value=_resource("voluntary_context_switches")),
+    kpi_lib.declare("point_involuntary_context_switches", "Involuntary context switches of the point's processes "
+                    "(preemptions: a busy machine)", "switches", "lower", fmt="{:.0f}", ignored=True,
+                    value=_resource("involuntary_context_switches")),
+    kpi_lib.declare("point_max_rss", "Largest resident set of the point's processes", "MiB", "lower", fmt="{:.1f}",
+                    ignored=True, value=_resource("max_rss_mib")),
 ]
 DEFINITIONS = kpi_lib.collect_kpis(RESOURCE_KPIS)
 

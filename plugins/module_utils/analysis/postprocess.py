@@ -19,7 +19,8 @@ import datetime
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import section as postprocess_section
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import section as regression_section
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports as reports_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
@@ -134,7 +135,7 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
     results_dir = os.path.abspath(results_dir)
     if not os.path.isdir(results_dir):
         raise PostProcessError("results_dir %s: not a directory" % results_dir)
-    section = config_schema.read_section(config, "postprocess")
+    section = postprocess_section.read(config)
     strict = section["strict"] if strict is None else strict
     workload = workload_lib.load_workload(section["workload"])
     labels_model = workload.labels_model()
@@ -152,7 +153,7 @@ def compute_payloads(results_dir, config, strict=None, environ=None, write_cache
                                "nothing to post-process" % (results_dir, artifacts.SETTINGS_FILE,
                                                             artifacts.EXIT_CODE_FILE))
     result = Payloads(results_dir, workload, labels_model, entries, tree_warnings)
-    noise = config_schema.read_section(config, "regression")["noise"] if "regression" in config else None
+    noise = regression_section.read(config)["noise"] if "regression" in config else None
     result.baseline_policy = noise["baseline"] if noise else None
     run_urls = RunArtifactsUrls(results_dir)
     for entry in entries:
@@ -315,7 +316,7 @@ def is_replot(plots_dir):
 
 def visualize(results_dir, config, presets_applied=(), plots_name="plots", environ=None, strict=None):
     """Post-process ``results_dir``; returns a summary dict."""
-    section = config_schema.read_section(config, "postprocess")
+    section = postprocess_section.read(config)
     strict = section["strict"] if strict is None else strict
     parsed = compute_payloads(results_dir, config, strict, environ)
     results_dir, workload = parsed.results_dir, parsed.workload

@@ -28,7 +28,7 @@ Hooks and reports (optional)
   ``REPORTS``            {name: (builder(ctx) -> (title, html), one-line description)}
   ``DEFAULT_REPORTS``    names drawn when ``postprocess.reports`` is null (default: all of REPORTS)
 
-``load_workload`` accepts a built-in short name (``workloads/__init__.py``), an
+``load_workload`` accepts a built-in short name (``BUILTIN`` below), an
 importable module name, or a path to a ``.py`` file: it is for names the trusted configuration
 gives (``postprocess.workload``, a playbook's parameters). A name read from data (a results store's
 document, an artifact, a server's answer) goes through ``load_workload_named_by_data``: data never
@@ -43,10 +43,28 @@ import os
 import types
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils import workloads
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import KPIError, WorkloadError
 
 REQUIRED = ("parse_once", "kpi_labels", "labels_model", "KPIS")
+
+# the built-in workloads (``workloads/``) by short name: the registry the names of the configuration
+# and of data resolve against. A workload is loaded by name like a team's own, never imported here:
+# the built-in ones stand on this package (``kpi``, ``reports``), the loader below them.
+BUILTIN_PACKAGE = "ansible_collections.perfscale.topsail.plugins.module_utils.workloads"
+BUILTIN = {
+    "perf_indicators": BUILTIN_PACKAGE + ".perf_indicators",
+    "llm_load": BUILTIN_PACKAGE + ".llm_load",
+    "fine_tuning": BUILTIN_PACKAGE + ".fine_tuning",
+}
+
+# the workloads of the Prometheus captures (``postprocess.prom_workload``)
+PROM_BUILTIN = {
+    "prom": BUILTIN_PACKAGE + ".prom",
+}
+
+
+def builtin_names():
+    return sorted(BUILTIN)
 
 
 class Workload:
@@ -79,7 +97,7 @@ class Workload:
         that a workload built on the base need not list it."""
         files = [os.path.abspath(self.module.__file__)]
         for value in vars(self.module).values():
-            if isinstance(value, types.ModuleType) and value.__name__.startswith(workloads.__name__ + ".") \
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(BUILTIN_PACKAGE + ".") \
                     and getattr(value, "__file__", None):
                 files.append(os.path.abspath(value.__file__))
         files.extend(os.path.abspath(path) for path in getattr(self.module, "SOURCE_FILES", []))
@@ -163,7 +181,7 @@ def _import_module(name, builtin, setting):
 
 
 def load_workload(name):
-    return Workload(_import_module(name, workloads.BUILTIN, "postprocess.workload"), name)
+    return Workload(_import_module(name, BUILTIN, "postprocess.workload"), name)
 
 
 def load_workload_named_by_data(name, trusted=(), source="a stored document"):
@@ -171,13 +189,13 @@ def load_workload_named_by_data(name, trusted=(), source="a stored document"):
     resolved only against the built-in registry and the names the trusted configuration gave
     (``trusted``: ``postprocess.workload``, a playbook's parameters), never imported or executed
     otherwise; anything else is a one-line ``WorkloadError`` and nothing is imported."""
-    if isinstance(name, str) and (name in workloads.BUILTIN or name in trusted):
+    if isinstance(name, str) and (name in BUILTIN or name in trusted):
         return load_workload(name)
     shown = repr(name[:200] + ("..." if len(name) > 200 else "")) if isinstance(name, str) else \
         "of type %s" % type(name).__name__
     raise WorkloadError("workload %s named by %s: not loaded, neither a built-in workload (%s) nor one the "
                         "configuration names%s; a name from data never imports or runs code"
-                        % (shown, source, ", ".join(sorted(workloads.BUILTIN)),
+                        % (shown, source, ", ".join(sorted(BUILTIN)),
                            " (%s)" % ", ".join(sorted(str(t) for t in trusted)) if trusted else ""))
 
 
@@ -190,7 +208,7 @@ def load_prom_workload(name):
     None when the setting is empty (no Prometheus post-processing)."""
     if not name:
         return None
-    module = _import_module(name, workloads.PROM_BUILTIN, "postprocess.prom_workload")
+    module = _import_module(name, PROM_BUILTIN, "postprocess.prom_workload")
     required = PROM_REQUIRED + (("report_context",) if getattr(module, "REPORTS", None) else ())
     missing = [attr for attr in required if not hasattr(module, attr)]
     if missing:

@@ -46,11 +46,8 @@ def point_record(workload, matrix, name, settings, duration_s, exit_code, test_u
             "run_id": run_id}
 
 
-def point_document(record):
-    document = dict(record)
-    document["kind"] = POINT_KIND
-    document["doc_id"] = stores_base.doc_id(POINT_KIND, record["test_uuid"])
-    return document
+# the record as a store document (the stores own their documents' kinds)
+point_document = stores_base.point_document
 
 
 def history_query(workload, matrix, model):

@@ -20,8 +20,8 @@ import importlib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
 
 # name -> (module of this package, class): imported when asked for, so that importing one executor
-# module (or executors.base, as the matrix engine does) never imports the others (the tekton and
-# inventory hosts executors import the matrix engine: an eager registry here was an import cycle)
+# module (or executors.base) never imports the others (the tekton and inventory hosts executors
+# import the matrix engine, and kubernetes' modules: only the executor asked for loads them)
 EXECUTORS = {
     "local": ("local", "LocalExecutor"),
     "kubernetes": ("kubernetes", "KubernetesExecutor"),

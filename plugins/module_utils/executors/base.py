@@ -43,9 +43,10 @@ Executors register in ``executors/__init__.py`` (a name -> module and class).
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError
+from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_engine
 
 EXIT_TIMEOUT = 124          # as coreutils timeout
-EXIT_BAD_OUTPUT = 65        # EX_DATAERR: ran, but did not honour the contract
+EXIT_BAD_OUTPUT = matrix_engine.EXIT_BAD_OUTPUT   # EX_DATAERR: ran, but did not honour the contract
 EXIT_NOT_STARTED = 127      # the command could not be started
 EXIT_CANCELLED = 130        # stopped from outside (as SIGINT)
 

@@ -48,7 +48,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.executors import
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.local import LocalExecutor
 
 NAME = "inventory_hosts"
-# the executor a configuration gets without saying (config_schema's default): with hosts in the
+# the executor a configuration gets without saying (benchmark/section.py's default): with hosts in the
 # group, it means "run on them"
 DEFAULT_EXECUTOR = "local"
 GROUP = "benchmark_hosts"

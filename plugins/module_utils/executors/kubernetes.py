@@ -8,7 +8,7 @@ its arguments; it runs the command as the local executor would and sends the
 point's directory back through the pod log as one archive; ``collect`` unpacks it into the point's
 directory, so the artifact tree is the one the local executor leaves.
 
-What ``tests.benchmark.kubernetes`` sets (``config_schema.benchmark_model``):
+What ``tests.benchmark.kubernetes`` sets (``benchmark/section.benchmark_model``):
 the cluster role, the namespace (created when missing), the image, the Python
 and the collection inside the image (``null``: this controller's, as on
 kubesim, where Jobs' pods run as local processes), node selector, tolerations,
@@ -26,7 +26,6 @@ import binascii
 import json
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ import zlib
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.names import dns_label
 
 MANAGED_BY = "perfscale.topsail"
 JOB_LABEL = "perfscale.io/point-job"
@@ -49,7 +49,7 @@ POLL_MAX_S = 0.5
 POD_LOOK_S = 1.0
 DELETE_WAIT_S = 30.0
 
-# the defaults of tests.benchmark.kubernetes (config_schema.benchmark_model has the same)
+# the defaults of tests.benchmark.kubernetes (benchmark/section.benchmark_model has the same)
 DEFAULTS = {
     "cluster": "driver", "namespace": "perfscale-benchmark", "image": "quay.io/perfscale/topsail:latest",
     "image_pull_policy": None, "python": None, "collection_path": None, "node_selector": {}, "tolerations": [],
@@ -61,12 +61,6 @@ def poll_pause(elapsed):
     """Seconds until the next look at a Job: 10 ms during its first second (a GET costs about
     1 ms; a short point's end is seen at once), then a tenth of its age, at most 0.5 s."""
     return 0.01 if elapsed < 1.0 else min(POLL_MAX_S, elapsed / 10.0)
-
-
-def dns_label(text, limit, fallback="point"):
-    """``text`` as a DNS-1123 label of at most ``limit`` characters (``fallback`` when nothing is left)."""
-    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return label[:limit].rstrip("-") or fallback
 
 
 def job_name(matrix_name, index, run_id):

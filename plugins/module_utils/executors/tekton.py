@@ -39,7 +39,7 @@ STATUS_FILE = "pipelinerun-status.yaml"
 GROUP, VERSION = "tekton.dev", "v1"
 POLL_S = 0.5
 
-# the defaults of tests.benchmark.tekton (config_schema.benchmark_model has the same)
+# the defaults of tests.benchmark.tekton (benchmark/section.benchmark_model has the same)
 DEFAULTS = {"namespace": "perfscale-benchmark", "image": "quay.io/perfscale/topsail:latest", "python": None,
             "collection_path": None, "service_account": None, "resources": {}, "unroll": [], "parallelism": None,
             "apply": False, "cluster": "driver", "annotations": {}}

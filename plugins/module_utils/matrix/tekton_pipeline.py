@@ -5,7 +5,7 @@
 
 One Task (``perfscale-point``) runs one point: its step plans the matrix from the benchmark
 section (a Pipeline parameter) and runs the point whose settings are the Task's parameters
-(``executors/tekton_point.py``), with ``onError: continue`` so that a failed point never skips
+(``benchmark/tekton_point.py``), with ``onError: continue`` so that a failed point never skips
 the others; its exit code is the Task's result ``exit-code``. The PipelineRun embeds the
 Pipeline; how its tasks are laid out follows the parallelism:
 
@@ -31,11 +31,11 @@ import re
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors.kubernetes import dns_label
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.names import dns_label
 
 API_VERSION = "tekton.dev/v1"
 TASK_NAME = "perfscale-point"
-STEP_ENTRY = "plugins/module_utils/executors/tekton_point.py"
+STEP_ENTRY = "plugins/module_utils/benchmark/tekton_point.py"
 SECTION_PARAM = "section"
 RESULT = "exit-code"
 # Tekton's default-max-matrix-combinations-count

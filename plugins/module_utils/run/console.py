@@ -12,11 +12,8 @@ control characters are shown escaped, ``display_text.escape``), and never empty.
 from __future__ import annotations
 
 import json
-import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import display_text
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
-from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
 
 # "changed " is the longest status a line shows; the names start in one column
 STATUS_WIDTH = 8
@@ -29,7 +26,6 @@ SHOWN_SECONDS = 1.0
 MESSAGE_CHARS = 2000
 # the host most runs have; its name is left out of the lines
 LOCALHOST = "localhost"
-SHARED_STORE_NOTE = "shared by every checkout of this account; set export.sqlite.path for one per project"
 
 
 def one_line(value, max_chars=display_text.MAX_CHARS):
@@ -111,31 +107,3 @@ def recap_line(host, counts, seconds=None):
     if seconds is not None:
         line += " (%s)" % duration(seconds)
     return line
-
-
-def store_line(export, environ=None):
-    """The line naming the results store an ``export`` section (``stores.export.read_export``'s,
-    the environment's overrides applied) resolves to, None when it names none.
-
-    A SQLite store at its default place is shared by every checkout of the account (every run of
-    every project compares with the others): the line says so, and how to keep one per project."""
-    environ = os.environ if environ is None else environ
-    if not isinstance(export, dict):
-        return None
-    backend = export.get("backend")
-    settings = export.get(backend) if isinstance(backend, str) else None
-    settings = settings if isinstance(settings, dict) else {}
-    if backend == "sqlite":
-        path = settings.get("path")
-        if path:
-            return "results store: sqlite %s (export.sqlite.path)" % one_line(
-                os.path.abspath(os.path.expanduser(str(path))))
-        return "results store: sqlite %s (%s)" % (one_line(sqlite_store.default_sqlite_path(environ)),
-                                                   SHARED_STORE_NOTE)
-    if backend == "opensearch":
-        hosts = settings.get("hosts") if isinstance(settings.get("hosts"), list) else []
-        return "results store: opensearch %s" % (
-            ", ".join(one_line(secret_refs.redact_url(host)) for host in hosts) or "(no hosts)")
-    if isinstance(backend, str) and backend:
-        return "results store: %s" % one_line(backend)
-    return None

@@ -55,17 +55,6 @@ def run_info(run_root, artifacts_destination=None):
     return info, changed
 
 
-def artifacts_destination(run_root, config):
-    """None, or the function of the run id giving the run's ``s3://`` destination (export_artifacts)."""
-    if not isinstance(config.get("export_artifacts"), dict) or not config["export_artifacts"].get("enabled"):
-        return None
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
-    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer
-
-    section = config_schema.read_section(config, "export_artifacts")
-    return lambda run_id: artifact_transfer.destination_url(section, run_root, run_id)
-
-
 def read_run_info(path):
     """The mapping of a ``run.json`` file, or None (missing, unreadable or not a mapping)."""
     try:
@@ -86,15 +75,17 @@ LAUNCH_FILE = "launch.yaml"
 OPTIONAL_RECORDS = {"overrides": OVERRIDES_FILE, "inventory": INVENTORY_FILE, "launch": LAUNCH_FILE}
 
 
-def record_run_config(run_root, resolved, launch=None, identity=True):
+def record_run_config(run_root, resolved, launch=None, identity=True, artifacts_destination=None):
     """Write config.yaml, presets_applied (and overrides) into the run root; only what changed
     is written (a resume with the same configuration writes nothing), and the record of overrides
     the run no longer has is removed. Returns what was written or removed.
-    ``identity=False`` (a matrix point's own playbook, part of its parent's run) writes no run.json."""
+    ``identity=False`` (a matrix point's own playbook, part of its parent's run) writes no run.json;
+    ``artifacts_destination``: as ``run_info``'s (``transfer/artifact_transfer.artifacts_destination``
+    of the configuration: this package stands below the transfer of artifacts)."""
     artifacts.ensure_dir(run_root)
     written = {}
     if identity:
-        _info, changed = run_info(run_root, artifacts_destination(run_root, resolved.config))
+        _info, changed = run_info(run_root, artifacts_destination)
         if changed:
             written["run"] = os.path.join(run_root, RUN_INFO_FILE)
     files = {

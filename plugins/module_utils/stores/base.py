@@ -82,6 +82,14 @@ def prom_document(record):
     return document
 
 
+def point_document(record):
+    """A finished matrix point's record (``capacity/estimate.point_record``) as a store document."""
+    document = dict(record)
+    document["kind"] = "point"
+    document["doc_id"] = doc_id("point", record["test_uuid"])
+    return document
+
+
 def mark_document(run_id, forgotten, reason="", by=""):
     """A mark on a run: ``forgotten`` runs are kept out of baselines (nothing is deleted;
     marking again with ``forgotten=False`` brings the run back)."""

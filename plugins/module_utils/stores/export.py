@@ -21,7 +21,7 @@ import shutil
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import validation
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils import stores
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
@@ -31,8 +31,8 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.errors import (
     StoreUnavailable,
 )
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base as stores_base
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import section as export_section
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
-from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import estimate as estimate_lib
 
 SPOOL_DIRNAME = "kpi_export_spool"
 REPLAYED_DIRNAME = "replayed"
@@ -66,7 +66,7 @@ def prom_documents(records):
 
 
 def point_documents(records):
-    return [estimate_lib.point_document(record) for record in records]
+    return [stores_base.point_document(record) for record in records]
 
 
 # how the records of a bundle file become documents, per kind (regression files hold documents)
@@ -368,7 +368,7 @@ def read_export(config, environ=None):
         for part in path[:-1]:
             node = node.setdefault(part, {})
         node[path[-1]] = value
-    return config_schema.validate_section({"export": section}, "export", config_schema.export_model()).model_dump()
+    return validation.read_with_model({"export": section}, "export", export_section.export_model())
 
 
 def make_bundle(kind, path, config, run_root, label_fields=(), parts=()):

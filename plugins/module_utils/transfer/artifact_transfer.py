@@ -82,6 +82,17 @@ def destination_url(section, run_root, run_id):
     return "s3://%s/%s" % (section["bucket"], key)
 
 
+def artifacts_destination(run_root, config):
+    """None, or the function of the run id giving the run's ``s3://`` destination (export_artifacts):
+    what ``run/context.run_info`` records in ``run.json`` as ``artifacts_url``."""
+    if not isinstance(config.get("export_artifacts"), dict) or not config["export_artifacts"].get("enabled"):
+        return None
+    from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import section as export_artifacts_section
+
+    section = export_artifacts_section.read(config)
+    return lambda run_id: destination_url(section, run_root, run_id)
+
+
 def parse_url(url):
     """(bucket, prefix) of ``s3://bucket/prefix``; anything else is one line."""
     text = str(url or "").strip()

@@ -45,17 +45,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.analysis.kpi import (
-    ErrorBar,
-    Format,
-    FormatDivisor,
-    HigherBetter,
-    IgnoredForRegression,
-    KPIMetadata,
-    LowerBetter,
-    MayBeNull,
-    ViewOf,
-)
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import kpi as kpi_lib
 
 # the files of a matrix point every workload reads or looks for
 COMMON_IMPORTANT_FILES = ["settings.yaml", "exit_code", ".uuid", "output.json", "point.json", "FAILURE"]
@@ -279,46 +269,6 @@ def summary_results(entry, section, **counts):
 # --------------------------------------------------------------------------
 # KPIs
 
-BETTER = {"higher": HigherBetter, "lower": LowerBetter}
-
-
-def _results_value(key):
-    def value(payload):
-        return payload["results"][key]
-    return value
-
-
-def kpi(name, help_text, unit, better, fmt=None, key=None, value=None, ignored=False, error_bar=None,
-        view_of=None, divisor=None, display_unit=None, null_reason=None):
-    """One KPI, declared in one call (what the ``kpi.py`` decorators declare):
-
-    ``name`` its name; ``help_text`` and ``unit`` its ``KPIMetadata``; ``better`` ``"higher"`` or
-    ``"lower"``; ``fmt`` its ``Format`` (default ``"{}"``); its value ``payload["results"][key]``
-    (``key`` defaults to the name) or ``value(payload)``; ``ignored``: ``IgnoredForRegression``;
-    ``error_bar``: the ``ErrorBar``, a results key or a function of the payload; ``view_of``:
-    ``ViewOf``; ``divisor`` and ``display_unit``: ``FormatDivisor`` (``fmt`` then formats the
-    divided value, default ``"{:.2f}"``); ``null_reason``: ``MayBeNull`` (the KPI may be null for a
-    test it does not apply to; a function of the payload saying why)."""
-    if better not in BETTER:
-        raise ValueError("KPI %s: better must be 'higher' or 'lower', not %r" % (name, better))
-    compute = value or _results_value(key or name)
-
-    def function(payload):
-        return compute(payload)
-
-    # a function of its own carries the KPI (its name, its definition), even when ``value`` is shared
-    function.__name__ = function.__qualname__ = name
-    function = KPIMetadata(help=help_text, unit=unit)(function)
-    if divisor is not None:
-        function = FormatDivisor(divisor, unit=display_unit, format=fmt or "{:.2f}")(function)
-    elif fmt is not None:
-        function = Format(fmt)(function)
-    if error_bar is not None:
-        function = ErrorBar(_results_value(error_bar) if isinstance(error_bar, str) else error_bar)(function)
-    if view_of is not None:
-        function = ViewOf(view_of)(function)
-    if ignored:
-        function = IgnoredForRegression(function)
-    if null_reason is not None:
-        function = MayBeNull(null_reason)(function)
-    return BETTER[better](function)
+# one KPI declared in one call (``kpi_lib.declare``: the point resources' KPIs of analysis use it too)
+BETTER = kpi_lib.BETTER
+kpi = kpi_lib.declare

@@ -16,7 +16,7 @@ from fuzz_strategies import JSON, NAMES, files_outside  # noqa: E402  pylint: di
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import multi_user  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import MatrixError  # noqa: E402

@@ -11,7 +11,9 @@ from hypothesis import given, settings, strategies as st
 sys.path.insert(0, os.path.dirname(__file__))
 from fuzz_strategies import JSON, SCALARS, files_outside  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import (  # noqa: E402
+    checks as config_checks,
+)
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses  # noqa: E402
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import launch_args  # noqa: E402

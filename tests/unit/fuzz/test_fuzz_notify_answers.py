@@ -19,7 +19,9 @@ from fuzz_strategies import JSON  # noqa: E402  pylint: disable=wrong-import-pos
 from notify_servers import GitHub, Slack, serving  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import notify  # noqa: E402
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema  # noqa: E402
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import (  # noqa: E402
+    schema as config_schema,
+)
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import message as message_lib  # noqa: E402
 
 GH_TOKEN = "ghp_FuzzTokenValue0123456789abcdef"

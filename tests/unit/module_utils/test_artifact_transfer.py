@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import artifact_transfer as transfer
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import results_tree
 from ansible_collections.perfscale.topsail.plugins.module_utils.transfer import s3_client
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import workload as workload_lib
@@ -192,6 +192,22 @@ def test_the_destination_is_the_run_directory_and_its_id():
     assert transfer.destination_url(section, "/data/runs/20261120-101500/", "0123456789ab") == \
         "s3://bkt/team/ci/20261120-101500-01234567"
     assert transfer.destination_url(dict(section, path_prefix=""), "/x/run", "ab") == "s3://bkt/run-ab"
+
+
+def test_the_run_records_the_destination_of_an_enabled_section_and_none_otherwise(tmp_path):
+    # the destination is transfer's (run/ stands below it): given to run_info, it lands in run.json
+    from ansible_collections.perfscale.topsail.plugins.module_utils.run import context as run_context
+
+    section = {"enabled": True, "bucket": "b", "endpoint_url": "http://127.0.0.1:9", "credentials_file": "s3",
+               "path_prefix": "runs"}
+    run_root = str(tmp_path / "my run")
+    os.makedirs(run_root)
+    assert transfer.artifacts_destination(run_root, {"export_artifacts": dict(section, enabled=False)}) is None
+    assert transfer.artifacts_destination(run_root, {}) is None
+    destination = transfer.artifacts_destination(run_root, {"export_artifacts": section})
+    info, changed = run_context.run_info(run_root, destination)
+    assert changed and info["artifacts_url"] == "s3://b/runs/my_run-%s" % info["run_id"][:8]
+    assert run_context.read_run_info(os.path.join(run_root, run_context.RUN_INFO_FILE)) == info
 
 
 @pytest.mark.parametrize("values, message", [

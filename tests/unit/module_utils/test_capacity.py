@@ -338,7 +338,7 @@ def test_a_flow_matrix_skips_what_cannot_fit_and_estimates_from_the_store(tmp_pa
     """plan_capacity on the shipped llm_serving matrix, the runner skipping, the point records exported to a
     SQLite store and a second plan estimating from them."""
     from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+    from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
     from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine
     from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import matrix_outcome
     from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib

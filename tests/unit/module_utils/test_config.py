@@ -4,10 +4,11 @@ import os
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config import validation
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -216,16 +217,16 @@ def test_validate_section_with_pydantic_names_section_and_key():
         threads: int | None = None
 
     config = cfg.resolve_config(PRESETS).config
-    assert config_schema.validate_section(config, "tests.benchmark.harness", Harness).backend == "numpy"
+    assert validation.validate_section(config, "tests.benchmark.harness", Harness).backend == "numpy"
     config["tests"]["benchmark"]["harness"]["backnd"] = "x"
     with pytest.raises(errors.ConfigError) as error:
-        config_schema.validate_section(config, "tests.benchmark.harness", Harness)
+        validation.validate_section(config, "tests.benchmark.harness", Harness)
     assert one_line(str(error.value)) == (
         "config section 'tests.benchmark.harness' is invalid: unknown key 'tests.benchmark.harness.backnd' (did you mean 'backend'?)"
     )
     config["tests"]["benchmark"]["harness"] = {"backend": "numpy", "threads": "many"}
     with pytest.raises(errors.ConfigError, match=r"'tests.benchmark.harness.threads': Input should be a valid integer"):
-        config_schema.validate_section(config, "tests.benchmark.harness", Harness)
+        validation.validate_section(config, "tests.benchmark.harness", Harness)
 
 
 def test_shipped_document_and_every_shipped_preset_resolve():

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import console
+from ansible_collections.perfscale.topsail.plugins.module_utils.stores import location as store_location
 
 
 def test_a_task_line_is_its_status_and_name_in_columns():
@@ -70,19 +71,19 @@ def export(backend="sqlite", **settings):
 
 def test_the_default_sqlite_store_is_named_as_shared_by_every_checkout(tmp_path):
     environ = {"XDG_DATA_HOME": str(tmp_path)}
-    assert console.store_line(export(path=None), environ) == (
+    assert store_location.store_line(export(path=None), environ) == (
         "results store: sqlite %s/perfscale-topsail/results.sqlite (shared by every checkout of this account; "
         "set export.sqlite.path for one per project)" % tmp_path)
 
 
 def test_a_configured_sqlite_store_is_named_with_its_key(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert console.store_line(export(path="results/project.sqlite"), {}) == \
+    assert store_location.store_line(export(path="results/project.sqlite"), {}) == \
         "results store: sqlite %s (export.sqlite.path)" % os.path.join(str(tmp_path), "results", "project.sqlite")
 
 
 def test_an_opensearch_store_is_named_without_its_credentials():
-    line = console.store_line(export("opensearch", hosts=["https://admin:s3cr3t-value@os.example.com:9200",
+    line = store_location.store_line(export("opensearch", hosts=["https://admin:s3cr3t-value@os.example.com:9200",
                                                           "https://os2:9200"]), {})
     assert line == "results store: opensearch https://***@os.example.com:9200, https://os2:9200"
     assert "s3cr3t-value" not in line
@@ -90,8 +91,8 @@ def test_an_opensearch_store_is_named_without_its_credentials():
 
 @pytest.mark.parametrize("section", [None, "sqlite", {}, {"backend": None}, {"backend": 3}])
 def test_no_export_section_names_no_store(section):
-    assert console.store_line(section, {}) is None
+    assert store_location.store_line(section, {}) is None
 
 
 def test_another_backend_is_named_by_its_name():
-    assert console.store_line({"backend": "horreum"}, {}) == "results store: horreum"
+    assert store_location.store_line({"backend": "horreum"}, {}) == "results store: horreum"

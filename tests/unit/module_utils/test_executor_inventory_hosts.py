@@ -10,12 +10,12 @@ import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ExecutorError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import base as executor_base
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.inventory_hosts import InventoryHostsExecutor
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as mx
 
 SHIPPED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "config", "config.yaml"))

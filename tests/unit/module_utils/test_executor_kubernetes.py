@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import section as benchmark_section
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
@@ -28,7 +29,7 @@ def _point(index=3, name="matmul_float32_1024"):
 
 
 def test_the_defaults_are_those_of_the_configuration_schema():
-    model = config_schema.benchmark_model()
+    model = benchmark_section.benchmark_model()
     assert model().model_dump()["kubernetes"] == k8s.DEFAULTS
 
 

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import clusters
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import lock as run_lock
 from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows

@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import inventory_hosts as host_matrix

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import multi_user_pod
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import multi_user
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors import multi_user_pod
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import pod_point
 
 POD_SCRIPT = os.path.abspath(multi_user_pod.__file__)

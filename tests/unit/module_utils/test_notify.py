@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import notify
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import message as message_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.notify import verdict
 

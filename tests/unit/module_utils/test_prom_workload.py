@@ -8,7 +8,7 @@ import sys
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as cfg
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib

@@ -355,9 +355,9 @@ def test_the_summary_says_why_kpis_have_no_history(tmp_path):
 
 
 def test_keep_in_baseline_is_the_older_spelling_of_the_baseline_policy():
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.regression import section
 
-    model = schema.regression_model()
+    model = section.regression_model()
     assert model.model_validate({"noise": {"keep_in_baseline": True}}).noise.baseline == "all"
     assert model.model_validate({"noise": {"keep_in_baseline": False}}).noise.baseline == "quiet_only"
     assert model.model_validate({}).noise.baseline == "prefer_quiet"

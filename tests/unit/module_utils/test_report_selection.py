@@ -9,9 +9,9 @@ import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
 import trees  # noqa: E402  pylint: disable=wrong-import-position

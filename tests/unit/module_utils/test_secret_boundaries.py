@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors, json_http, notify
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import client as llm_client
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load import orchestrate, prompts, runner
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses.llm_load.config import ConfigError, Stage

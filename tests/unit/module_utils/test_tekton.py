@@ -14,12 +14,12 @@ import yaml
 from kube_fixtures import REPO_ROOT as REPO  # also puts kubesim on the path
 from kubesim.controllers.tekton import fan_out
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import tekton_pipeline as tekton
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, MatrixError
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s
-from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton_point
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import tekton_point
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors.tekton import TektonExecutor
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import validation
 
@@ -166,10 +166,10 @@ def test_the_task_step_finds_its_point_and_runs_it(tmp_path):
 
 
 def test_the_defaults_are_those_of_the_configuration_schema():
-    from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+    from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import section as benchmark_section
     from ansible_collections.perfscale.topsail.plugins.module_utils.executors import tekton as tekton_executor
 
-    assert config_schema.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS
+    assert benchmark_section.benchmark_model()().model_dump()["tekton"] == tekton_executor.DEFAULTS
 
 
 @pytest.mark.parametrize("seconds, duration", [(45, "45s"), (660, "11m0s"), (6060, "1h41m0s"), (3600, "1h0m0s"),
@@ -210,7 +210,7 @@ def test_the_task_is_one_step_that_runs_its_point_with_the_collection_on_the_pyt
             "steps": [{
                 "name": "point", "image": "quay.io/x/runner:1",
                 "command": ["/usr/bin/python3", "-P", "/opt/c/ansible_collections/perfscale/topsail/"
-                            "plugins/module_utils/executors/tekton_point.py"],
+                            "plugins/module_utils/benchmark/tekton_point.py"],
                 "args": ["--section", "$(params.section)", "--result", "$(results.exit-code.path)",
                          "--set", "size=$(params.size)", "--set", "backend=$(params.backend)"],
                 "onError": "continue",
@@ -229,7 +229,7 @@ def test_the_task_is_one_step_that_runs_its_point_with_the_collection_on_the_pyt
 def test_the_python_path_is_the_root_above_the_last_ansible_collections(collection, python_path):
     step = tekton.render_task({"image": "i", "namespace": "n"}, [], "python", collection)["spec"]["steps"][0]
     assert step.get("env") == ([{"name": "PYTHONPATH", "value": python_path}] if python_path else None)
-    assert step["command"][2] == collection.rstrip("/") + "/plugins/module_utils/executors/tekton_point.py"
+    assert step["command"][2] == collection.rstrip("/") + "/plugins/module_utils/benchmark/tekton_point.py"
     assert "computeResources" not in step
 
 

@@ -8,8 +8,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import checks as config_checks
-from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import checks as config_checks
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.toolbox import flows
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess

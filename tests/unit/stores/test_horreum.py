@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors, stores
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import base
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 

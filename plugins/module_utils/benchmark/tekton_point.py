@@ -39,7 +39,7 @@ def parse_settings(pairs):
 
 def find_point(section, settings):
     """The planned point of ``section`` whose settings are ``settings``."""
-    from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+    from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 
     plan = benchmark.plan_benchmark({"tests": {"benchmark": section}})
     for point in plan.points:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The benchmark job: plan the ``tests.benchmark`` matrix, then run it.
 
-``plan_benchmark`` validates the section (``config_schema``), expands the
+``plan_benchmark`` validates the section (``section.py``), expands the
 matrix and has the configured harness check every point before anything runs.
 ``run_benchmark`` runs the plan with the configured executor (or only lists it
 in rehearsal mode): whichever it is, the executor gets the matrix (``executor.run``,
@@ -16,7 +16,8 @@ import copy
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import section as postprocess_section
+from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import section as benchmark_section
 from ansible_collections.perfscale.topsail.plugins.module_utils import executors
 from ansible_collections.perfscale.topsail.plugins.module_utils import harnesses
 from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import engine as matrix_lib
@@ -26,7 +27,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils.capacity import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.harnesses import toolbox_flow
 
-DEFAULT_KEY = "tests.benchmark"
+DEFAULT_KEY = benchmark_section.DEFAULT_KEY
 # what post-processing leaves in a plots directory (postprocess.SUMMARY, reports.INDEX)
 SUMMARY_FILE = "summary.json"
 INDEX_FILE = "reports_index.html"
@@ -42,7 +43,7 @@ class BenchmarkPlan:
 
 def plan_benchmark(config, key=DEFAULT_KEY, python=None):
     """Validate the section and plan every point; raises ConfigError or MatrixError."""
-    section = config_schema.read_section(config, key)
+    section = benchmark_section.read(config, key)
     harness = harnesses.get_harness(section["harness"])
     matrix = section["matrix"]
     known = harness.known_settings(section)
@@ -121,7 +122,7 @@ def estimate_cost_from_store(plan, capacity, config, environ=None):
     from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
     from ansible_collections.perfscale.topsail.plugins.module_utils.errors import StoreError
 
-    workload = config_schema.read_section(config, "postprocess")["workload"]
+    workload = postprocess_section.read(config)["workload"]
     store = None
     try:
         store = stores.open_store(export_lib.read_export(config, environ), config, environ)

@@ -6,15 +6,15 @@
 steps, and the post-processing workload and its reports loaded. Any mistake is one ConfigError.
 
 This module stands above the planners it calls (``benchmark``, ``flows``, ``workload``,
-``reports``); ``config_schema`` stands below them, so that everything may read a section's
-validated settings without an import cycle (docs/architecture.md).
+``reports``), as ``config_schema`` stands above the domains whose section models it lists; a domain
+reads its own section through its own model (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import bounded_input
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import loading as config_lib
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.config_sections import schema as config_schema
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import ConfigError, PerfscaleError
 
 
@@ -35,7 +35,7 @@ def validate_config(config):
         validated[key] = config_schema.read_section(config, key)
     for key in ["tests.benchmark"] + config_schema.flow_benchmark_keys(config):
         if key in validated and validated[key]["enabled"]:
-            from ansible_collections.perfscale.topsail.plugins.module_utils.matrix import benchmark
+            from ansible_collections.perfscale.topsail.plugins.module_utils.benchmark import job as benchmark
 
             try:
                 benchmark.plan_benchmark(config, key)

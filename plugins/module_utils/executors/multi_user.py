@@ -8,7 +8,8 @@ The users are the pods of one Indexed Job (one completion index per user), each 
 Here, on the controller: each user's pod log is turned into ``NNN__user_<i>/`` (its
 ``user.json``, and its artifacts when they were retrieved), and the users into a summary:
 success per user, start skew (the spread of the moments the users passed the barrier and
-started their command), barrier wait and durations.
+started their command), barrier wait and durations. It lives with the executors: a user's pod
+sends its report back through its log in the kubernetes executor's archive (``pod_point.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
 from ansible_collections.perfscale.topsail.plugins.module_utils import safe_paths
 from ansible_collections.perfscale.topsail.plugins.module_utils.executors import kubernetes as k8s_executor
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.multi_user_pod import USER_FILE
+from ansible_collections.perfscale.topsail.plugins.module_utils.executors.multi_user_pod import USER_FILE
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 SUMMARY_FILE = "multi_user_summary.json"

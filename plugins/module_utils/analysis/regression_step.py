@@ -7,6 +7,9 @@ Writes ``regression_summary.yaml``, ``regression_records.json`` and
 ``regression_report.html`` into the plots directory. When the store cannot be
 reached, the history is unavailable: every entry is reported as not analysed,
 with the reason, and the step does not fail.
+
+It is post-processing's last step, so it lives with it: it reads what ``postprocess`` wrote and
+writes a report (``reports``); ``regression/`` below holds the methods and the verdicts it calls.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import json
 import os
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts
-from ansible_collections.perfscale.topsail.plugins.module_utils.config import schema as config_schema
+from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import section as postprocess_section
+from ansible_collections.perfscale.topsail.plugins.module_utils.regression import section as regression_section
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import export as export_lib
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import postprocess
 from ansible_collections.perfscale.topsail.plugins.module_utils.analysis import reports
@@ -49,11 +53,11 @@ def _notes(plots_dir):
 def run_regression_analysis(plots_dir, config, run_root, environ=None):
     if not os.path.isdir(plots_dir):
         raise RegressionError("plots_dir %s: not a directory" % plots_dir)
-    section = config_schema.read_section(config, "regression")
+    section = regression_section.read(config)
     if not section["enabled"]:
         return {"skipped": True, "summary": None}
     export = export_lib.read_export(config)
-    workload = workload_lib.load_workload(config_schema.read_section(config, "postprocess")["workload"])
+    workload = workload_lib.load_workload(postprocess_section.read(config)["workload"])
     settings = verdicts.effective_settings(section, workload.regression)
     label_fields = list(workload.labels_model().model_fields)
     payloads = load_payloads(plots_dir)
