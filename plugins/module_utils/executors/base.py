@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What an executor is: where and how a matrix's points run.
 
-One protocol for every executor; the runner (``matrix/benchmark.run_benchmark``, and the
+One protocol for every executor; the runner (``benchmark/job.run_benchmark``, and the
 ``inventory_hosts`` module on a host) calls the same methods whatever the executor is:
 
 ``from_section(section, base_env, connections)``  create one from the benchmark section
