@@ -61,20 +61,29 @@ GPU = "nvidia.com/gpu"
 # an image the registries do not have (a repository or tag named does-not-exist): ErrImagePull
 UNPULLABLE = re.compile(r"(^|/|:)does-not-exist")
 # distribution/reference's grammar (regexp.go), which the kubelet parses an image with before pulling it
-# (pkg/util/parsers/parsers.go ParseImageName: reference.ParseNormalizedNamed)
+# (pkg/kubelet/images/image_manager.go applyDefaultImageTag: reference.ParseNormalizedNamed)
 _LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = r"%s(?:\.%s)*(?::[0-9]+)?" % (_LABEL, _LABEL)
 _PATH = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
 IMAGE_REFERENCE = re.compile(r"(?:%s/)?%s(?:/%s)*(?::[\w][\w.-]{0,127})?"
                              r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?" % (
                                  _DOMAIN, _PATH, _PATH))
+NAME_TOTAL_LENGTH_MAX = 255    # reference.go: a longer repository name is refused (ErrNameTooLong)
 RETRY_UNSCHEDULABLE_S = 30.0  # kube-scheduler flushes unschedulable pods periodically
 RETRY_ON_FREED = 8            # pods retried when one pod stops using a node
 
 
 def valid_image(image):
     """Does the kubelet accept ``image`` as a reference (an empty one is the API server's to refuse)?"""
-    return not image or IMAGE_REFERENCE.fullmatch(image) is not None
+    if not image:
+        return True
+    if IMAGE_REFERENCE.fullmatch(image) is None:
+        return False
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name = name[:len(name) - len(last) + last.index(":")]
+    return len(name) <= NAME_TOTAL_LENGTH_MAX
 
 
 def _annotation(pod, name, default=None):
