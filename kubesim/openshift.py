@@ -32,8 +32,13 @@ NAMESPACES = ["openshift", "openshift-config", "openshift-cluster-csi-drivers", 
               "openshift-monitoring", "openshift-user-workload-monitoring", "openshift-authentication",
               "openshift-ingress", "openshift-image-registry", "openshift-cluster-version", "openshift-console",
               "openshift-apiserver"]
-CLUSTER_OPERATORS = ["authentication", "console", "image-registry", "ingress", "kube-apiserver", "machine-api",
+CLUSTER_OPERATORS = ["authentication", "console", "dns", "image-registry", "ingress", "kube-apiserver", "machine-api",
                      "monitoring", "openshift-apiserver", "operator-lifecycle-manager"]
+# the reasons of a settled operator where it does not write library-go's AsExpected ("" for none), as a real
+# cluster's ClusterOperators show them (tests/fixtures/upstream/openshift/clusteroperator-success.yaml, the DNS
+# operator's; monitoring/clusteroperator-success-rollout-done.yaml, the monitoring operator's SetRollOutDone)
+OPERATOR_REASONS = {"dns": {"Degraded": "DNSNotDegraded", "Upgradeable": "DNSUpgradeable"},
+                    "monitoring": {"Available": "RollOutDone", "Progressing": "", "Degraded": "", "Upgradeable": ""}}
 DOMAIN = "apps.kubesim.example.com"
 # (MachineSet suffix, instance type, nodes of the profile it owns)
 MACHINE_SETS = [("worker-us-east-1a", "m6i.4xlarge", ["worker-0"]),
@@ -79,6 +84,8 @@ def _cluster_objects(cluster):
                        {"type": "Progressing", "status": "False", "lastTransitionTime": now,
                         "message": "Cluster version is %s" % VERSION},
                        {"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": now},
+                       {"type": "ImplicitlyEnabledCapabilities", "status": "False", "lastTransitionTime": now,
+                        "reason": "AsExpected", "message": "Capabilities match configured spec"},
                        {"type": "ReleaseAccepted", "status": "True", "lastTransitionTime": now, "reason": "PayloadLoaded",
                         "message": "Payload loaded version=\"%s\" image=\"%s\" architecture=\"amd64\"" % (VERSION, image)}]}},
         keep_status=True)
@@ -93,12 +100,19 @@ def _cluster_objects(cluster):
     ensure(cluster, "config.openshift.io/v1", "Ingress", {"metadata": {"name": "cluster"}, "spec": {"domain": DOMAIN}})
     ensure(cluster, "config.openshift.io/v1", "OAuth", {"metadata": {"name": "cluster"}, "spec": {}})
     for name in CLUSTER_OPERATORS:
+        reasons = OPERATOR_REASONS.get(name, {})
+        conditions = []
+        for ctype, value in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False"),
+                             ("Upgradeable", "True")):
+            condition = {"type": ctype, "status": value, "lastTransitionTime": now}
+            reason = reasons.get(ctype, "AsExpected")
+            if reason:
+                condition["reason"] = reason
+            conditions.append(condition)
         ensure(cluster, "config.openshift.io/v1", "ClusterOperator", {
             "metadata": {"name": name}, "spec": {},
-            "status": {"versions": [{"name": "operator", "version": VERSION}],
-                       "conditions": [{"type": t, "status": s, "lastTransitionTime": now, "reason": "AsExpected"}
-                                      for t, s in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False"),
-                                                   ("Upgradeable", "True"))]}}, keep_status=True)
+            "status": {"versions": [{"name": "operator", "version": VERSION}], "conditions": conditions}},
+            keep_status=True)
     for pool in ("master", "worker"):
         ensure(cluster, "machineconfiguration.openshift.io/v1", "MachineConfigPool", {
             "metadata": {"name": pool, "labels": {"pools.operator.machineconfiguration.openshift.io/%s" % pool: "",

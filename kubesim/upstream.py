@@ -75,10 +75,17 @@ SOURCES = {
                             "internal/lm/resource.go, internal/rm/nvml_manager.go; NVIDIA/mig-parted @ "
                             "bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d deployments/systemd/config-default.yaml, "
                             "pkg/mig/reconfigure/reconfigure.go"),
-    "dscinitialization": Source(ODH, ODH_COMMIT, "controllers/dscinitialization/dscinitialization_controller.go, "
-                                                 "controllers/dscinitialization/servicemesh_setup.go, pkg/upgrade/upgrade.go"),
-    "datasciencecluster": Source(ODH, ODH_COMMIT, "controllers/datasciencecluster/datasciencecluster_controller.go, "
-                                                  "components/kserve/kserve_controller_actions.go"),
+    "dscinitialization": Source(ODH, ODH_COMMIT,
+                                "internal/controller/dscinitialization/dscinitialization_controller.go, "
+                                "internal/controller/dscinitialization/servicemesh.go, "
+                                "internal/controller/services/servicemesh/servicemesh_controller_actions.go, "
+                                "pkg/upgrade/upgrade.go"),
+    "datasciencecluster": Source(ODH, ODH_COMMIT,
+                                 "internal/controller/datasciencecluster/datasciencecluster_controller.go, "
+                                 "internal/controller/datasciencecluster/datasciencecluster_controller_support.go, "
+                                 "internal/controller/components/kserve/kserve_controller_actions.go, "
+                                 "internal/controller/components/modelcontroller, "
+                                 "pkg/controller/reconciler/reconciler.go, pkg/controller/conditions/conditions.go"),
     "inferenceservice": Source(KSERVE, KSERVE_COMMIT, "pkg/controller/v1beta1/inferenceservice/controller.go, "
                                                       "pkg/apis/serving/v1beta1/inference_service_status.go, "
                                                       "pkg/controller/v1beta1/inferenceservice/components/"
@@ -120,11 +127,11 @@ SOURCES = {
     "awsefscsidriver": Source("https://github.com/openshift/csi-operator", "f7f9dc59603d190abbcda1ae818f489c9dc2f167",
                               "pkg/driver/aws-efs/aws_efs.go, pkg/operator/starter.go, vendor/github.com/openshift/"
                               "library-go/pkg/operator/deploymentcontroller/deployment_controller.go, "
-                              "csi/csidrivernodeservicecontroller"),
+                              "vendor/github.com/openshift/library-go/pkg/operator/csi/csidrivernodeservicecontroller"),
     "trainjob": Source("https://github.com/kubeflow/trainer", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3",
                        "pkg/controller/trainjob_controller.go, pkg/runtime/framework/plugins/jobset"),
     "tekton-pipelinerun": Source(TEKTON, TEKTON_COMMIT, "pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, "
-                                                        "resources/pipelinerunstate.go, "
+                                                        "pkg/reconciler/pipelinerun/resources/pipelinerunstate.go, "
                                                         "pkg/apis/pipeline/v1/pipelinerun_defaults.go, "
                                                         "pipelinerun_validation.go, config/config-defaults.yaml"),
     "tekton-taskrun": Source(TEKTON, TEKTON_COMMIT, "pkg/reconciler/taskrun/taskrun.go, pkg/pod/status.go, "
@@ -155,7 +162,8 @@ SOURCES = {
                     "pkg/router/controller/status.go"),
     "oauth": Source("https://github.com/openshift/cluster-authentication-operator",
                     "f3df4f5b26043e7c0f2bc724cd3cbc0a2a6d14f7",
-                    "pkg/controllers/deployment/deployment_controller.go, library-go status/condition.go"),
+                    "pkg/controllers/deployment/deployment_controller.go, "
+                    "vendor/github.com/openshift/library-go/pkg/operator/status/condition.go"),
     "user-workload-monitoring": Source("https://github.com/openshift/cluster-monitoring-operator",
                                        "f581865b41267ff23bbf1cb30fbdd2e02cecd42f",
                                        "pkg/tasks/prometheus_user_workload.go, pkg/client/client.go"),

@@ -15,12 +15,16 @@ What the operator (openshift/csi-operator, the EFS driver's home since 4.17) doe
   ``AsExpected`` "Deployment is not progressing", ``Degraded`` False ``AsExpected``; the same for
   ``AWSEFSDriverNodeServiceController`` with the DaemonSet ("Waiting for the DaemonSet to deploy the
   CSI Node Service" / "DaemonSet is available"); ``ManagementStateDegraded`` False;
+  ``AWSEFSCredentialsRequestController`` ``Available`` False / ``Progressing`` True
+  ``CredentialsNotProvisionedYet`` for the first 20 simulated seconds (the cloud-credential operator
+  provisioning the secret), then True/False and ``Degraded`` False, with ``ConfigObservationDegraded``
+  and the control-plane and guest ``StaticResourcesControllerDegraded`` False;
   ``status.generations`` with the Deployment's and the DaemonSet's generations (no
   ``observedGeneration`` or ``readyReplicas``: the operator never writes them);
 - a ClusterCSIDriver without a running operator gets no status at all.
 
-Simplified: no CredentialsRequest (kubesim has no cloud-credential operator; its conditions are
-not written), no config observer, ServiceMonitor, PDB or RBAC; ``Removed`` or a deletion deletes the
+Simplified: no CredentialsRequest object (kubesim has no cloud-credential operator: its conditions
+follow a fixed delay), no config observer, ServiceMonitor, PDB or RBAC; ``Removed`` or a deletion deletes the
 operands (and then the finalizers).
 
 Upstream sources (kubesim/upstream.py, docs/kubesim.md):
@@ -31,13 +35,15 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 """
 
 from kubesim.controllers.operators import OperatorReconciler
-from kubesim.controllers.util import condition_true, create_or_skip, delete_quietly, set_condition
+from kubesim.controllers.util import condition_true, create_or_skip, delete_quietly, set_condition, since
 
 CLUSTER_CSI_DRIVERS = ("operator.openshift.io", "clustercsidrivers")
 DEPLOYMENTS = ("apps", "deployments")
 DAEMONSETS = ("apps", "daemonsets")
 CSI_DRIVERS = ("storage.k8s.io", "csidrivers")
 DRIVER = "efs.csi.aws.com"
+CREDENTIALS_PREFIX = "AWSEFSCredentialsRequestController"
+CREDENTIALS_S = 20.0
 OPERATOR = "aws-efs-csi-driver-operator"
 CONTROLLER = "aws-efs-csi-driver-controller"
 NODE = "aws-efs-csi-driver-node"
@@ -123,6 +129,24 @@ class AWSEFSCSIDriverController(OperatorReconciler):
         prefix = "AWSEFSDriverControllerServiceController"
         node_prefix = "AWSEFSDriverNodeServiceController"
         found = [("ManagementStateDegraded", "False", None, None)]
+        # the CredentialsRequest controller: its secret comes from the cloud-credential operator (kubesim has none:
+        # provisioned CREDENTIALS_S after the driver is managed); until then, only it and the operand
+        # controllers report; then the config observer and the static resources controllers too
+        credentials = CREDENTIALS_PREFIX
+        if since(driver["metadata"].get("creationTimestamp"), self.clock) < CREDENTIALS_S:
+            found += [(credentials + "Available", "False", "CredentialsNotProvisionedYet",
+                       "Credentials not yet provisioned by cloud-credential-operator"),
+                      (credentials + "Progressing", "True", "CredentialsNotProvisionedYet",
+                       "Credentials not yet provisioned by cloud-credential-operator")]
+            provisioned = False
+        else:
+            found += [("ConfigObservationDegraded", "False", None, None),
+                      ("AWSEFSDriverControlPlaneStaticResourcesControllerDegraded", "False", "AsExpected", None),
+                      ("AWSEFSDriverGuestStaticResourcesControllerDegraded", "False", "AsExpected", None),
+                      (credentials + "Available", "True", None, None),
+                      (credentials + "Progressing", "False", None, None),
+                      (credentials + "Degraded", "False", "AsExpected", None)]
+            provisioned = True
         if deployment_available:
             found += [(prefix + "Available", "True", "AsExpected", "Deployment is available"),
                       (prefix + "Progressing", "False", "AsExpected", "Deployment is not progressing")]
@@ -150,4 +174,6 @@ class AWSEFSCSIDriverController(OperatorReconciler):
             status["conditions"] = conditions
             status["generations"] = generations
         self.write_status(ref, change)
+        if not provisioned:
+            return max(0.1, CREDENTIALS_S - since(driver["metadata"].get("creationTimestamp"), self.clock))
         return None if deployment_available and node_available else 2.0

@@ -16,7 +16,9 @@
   ``failed``, ``completedIndexes``, ``uncountedTerminatedPods``, ``completionTime``;
 - terminal conditions as in 1.31+: ``SuccessCriteriaMet`` then ``Complete``
   (reason ``CompletionsReached``), ``FailureTarget`` then ``Failed`` (reasons
-  ``BackoffLimitExceeded``, ``DeadlineExceeded``); remaining active pods are deleted;
+  ``BackoffLimitExceeded``, ``DeadlineExceeded``); remaining active pods are deleted, and while
+  they terminate the interim condition stands alone with ``terminating`` counting them (the
+  terminal condition is delayed until no pod terminates: ``delayTerminalCondition``);
 - ``ttlSecondsAfterFinished``: the finished Job is deleted (the TTL-after-finished controller).
 
 Pods are not kept with the ``batch.kubernetes.io/job-tracking`` finalizer: the
@@ -36,10 +38,22 @@ from kubesim.controllers.workloads import PODS, OwnerOfChildren
 JOBS = ("batch", "jobs")
 BACKOFF_BASE_S = 10.0
 BACKOFF_MAX_S = 360.0
+# kubesim deletes pods at once: the Job's next sync, this long after it terminated them, finds them gone
+TERMINATION_GRACE_S = 1.0
 
 
 def _finished(job):
     return condition_true(job, "Complete") or condition_true(job, "Failed")
+
+
+def _interim(job):
+    """The outcome an earlier sync decided (its ``FailureTarget``/``SuccessCriteriaMet`` condition), or None."""
+    for interim, kind in (("FailureTarget", "Failed"), ("SuccessCriteriaMet", "Complete")):
+        found = next((c for c in (job.get("status") or {}).get("conditions") or ()
+                      if c.get("type") == interim and c.get("status") == "True"), None)
+        if found is not None:
+            return kind, found.get("reason"), found.get("message")
+    return None
 
 
 def _finish_time(pod):
@@ -111,12 +125,23 @@ class JobController(OwnerOfChildren):
             outcome = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
         elif completions is None and succeeded > 0 and not active:
             outcome = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
+        interim = _interim(job)
+        if interim is not None:
+            outcome = interim      # decided by an earlier sync: the remaining pods were being terminated
         failure = self.failure(job) if outcome is None else None
         if failure:
             outcome = ("Failed", "InjectedFault", failure)
         if outcome is not None:
             for pod in active:
                 delete_quietly(cluster, pod_resource, ref.namespace, pod["metadata"]["name"])
+            if active and interim is None:
+                # the terminal condition waits until the Job's pods have terminated: the interim condition alone
+                # first, with the pods being terminated counted (job_controller.go, delayTerminalCondition)
+                self._write(ref, job, [p for p in pods if not pod_active(p)], now, start_time=start_time,
+                            succeeded=succeeded, failed=failed, done_indexes=done_indexes, outcome=outcome,
+                            failed_indexes=failed_indexes if per_index is not None else None,
+                            terminating=len(active))
+                return TERMINATION_GRACE_S
             self._write(ref, job, [p for p in pods if not pod_active(p)], now, start_time=start_time,
                         succeeded=succeeded, failed=failed, done_indexes=done_indexes, outcome=outcome,
                         failed_indexes=failed_indexes if per_index is not None else None)
@@ -196,10 +221,13 @@ class JobController(OwnerOfChildren):
                                   component="job-controller")
 
     def _write(self, ref, job, pods, now, suspended=False, start_time=None, succeeded=0, failed=0, done_indexes=(),
-               outcome=None, failed_indexes=None):
+               outcome=None, failed_indexes=None, terminating=None):
+        """``terminating``: pods just deleted and still terminating; the outcome's interim condition alone."""
         active = [p for p in pods if pod_active(p)]
         ready = sum(1 for p in active if pod_ready(p))
-        terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
+        interim_only = terminating is not None
+        if terminating is None:
+            terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
         indexed = (job.get("spec") or {}).get("completionMode") == "Indexed"
 
         def write(obj):
@@ -228,8 +256,9 @@ class JobController(OwnerOfChildren):
                 kind, reason, message = outcome
                 interim = "SuccessCriteriaMet" if kind == "Complete" else "FailureTarget"
                 conditions = set_condition(conditions, interim, "True", reason, message, now, lastProbeTime=now)
-                conditions = set_condition(conditions, kind, "True", reason, message, now, lastProbeTime=now)
-                if kind == "Complete":
+                if not interim_only:
+                    conditions = set_condition(conditions, kind, "True", reason, message, now, lastProbeTime=now)
+                if kind == "Complete" and not interim_only:
                     status["completionTime"] = now
             if conditions:
                 status["conditions"] = conditions

@@ -7,16 +7,20 @@
 - DSCInitialization: creates the applications and monitoring namespaces; status
   ``phase: Ready`` after its delay (default 3 s), ``release`` (product name and the
   CSV's version), conditions ``Available``, ``Progressing``, ``Degraded``,
-  ``ReconcileComplete`` and ``CapabilityServiceMesh`` (``False``/``MissingOperator``
-  when ``serviceMesh.managementState: Managed`` and no Service Mesh operator CSV
-  succeeded).
+  ``ReconcileComplete`` (the first write: ``ReconcileInit`` alone) and ``CapabilityServiceMesh``
+  (``False``/``MissingOperator`` when ``serviceMesh.managementState: Managed`` and no Service Mesh
+  operator CSV succeeded).
 - DataScienceCluster: per component of ``spec.components`` with
   ``managementState: Managed``, the component's Deployments in the applications
   namespace and the CRDs it brings (kserve: InferenceService, ServingRuntime,
   LLMInferenceService, InferencePool; trainingoperator: PyTorchJob and, in
   kubesim, TrainJob; kueue: Kueue's queues; ray: RayCluster); ``Removed`` deletes
-  them. Conditions ``<Component>Ready`` (``False``/``Removed`` for removed ones),
-  ``ProvisioningSucceeded`` and ``Ready``; ``status.phase`` ``Ready`` or ``Not Ready``,
+  them. Conditions rebuilt each reconcile as the generic reconciler does: ``Ready`` (True with no
+  reason, or the first unhappy dependent's reason and message), ``ProvisioningSucceeded`` (True with
+  ``observedGeneration``, False ``Error``), ``ComponentsReady`` (False ``NotReady`` "Some components
+  are not ready: a,b"), then ``<Component>Ready`` alphabetically (True with no reason, False
+  ``DeploymentsNotReady``/``Error``, ``False``/``Removed`` severity Info for removed ones) and
+  ``ModelControllerReady`` while kserve or modelmeshserving is Managed; ``status.phase`` ``Ready`` or ``Not Ready``,
   ``status.components.<name>.managementState``, ``installedComponents``, ``release``.
   kserve with ``serving.managementState: Managed`` needs the Serverless and Service
   Mesh operators (CSVs Succeeded), as RHOAI 2.x does; otherwise ``KserveReady=False``.
@@ -24,12 +28,16 @@
   one component.
 
 Upstream sources (kubesim/upstream.py, docs/kubesim.md):
-- ``dscinitialization``: opendatahub-io/opendatahub-operator @ 6d30a3241082501fd5b930408906eaeb62f99d59;
-  files: controllers/dscinitialization/dscinitialization_controller.go,
-  controllers/dscinitialization/servicemesh_setup.go, pkg/upgrade/upgrade.go.
+- ``dscinitialization``: opendatahub-io/opendatahub-operator @ 6d30a3241082501fd5b930408906eaeb62f99d59
+  (branch stable-2.x); files: internal/controller/dscinitialization/dscinitialization_controller.go,
+  internal/controller/dscinitialization/servicemesh.go,
+  internal/controller/services/servicemesh/servicemesh_controller_actions.go, pkg/upgrade/upgrade.go.
 - ``datasciencecluster``: opendatahub-io/opendatahub-operator @ 6d30a3241082501fd5b930408906eaeb62f99d59;
-  files: controllers/datasciencecluster/datasciencecluster_controller.go,
-  components/kserve/kserve_controller_actions.go.
+  files: internal/controller/datasciencecluster/datasciencecluster_controller.go,
+  internal/controller/datasciencecluster/datasciencecluster_controller_support.go,
+  internal/controller/components/kserve/kserve_controller_actions.go,
+  internal/controller/components/modelcontroller, pkg/controller/reconciler/reconciler.go,
+  pkg/controller/conditions/conditions.go.
 """
 
 from kubesim import apis
@@ -66,7 +74,7 @@ COMPONENTS = {
                                       ["datasciencepipelinesapplications.opendatahub.io/DataSciencePipelinesApplication",
                                        "argoproj.io/Workflow"]),
     "feastoperator": Component("FeastOperatorReady", ["feast-operator-controller-manager"]),
-    "kserve": Component("KserveReady", ["kserve-controller-manager", "odh-model-controller"],
+    "kserve": Component("KserveReady", ["kserve-controller-manager"],
                         ["serving.kserve.io/InferenceService", "serving.kserve.io/ServingRuntime",
                          "serving.kserve.io/LLMInferenceService", "inference.networking.k8s.io/InferencePool"]),
     "kueue": Component("KueueReady", ["kueue-controller-manager"],
@@ -81,6 +89,21 @@ COMPONENTS = {
     "trustyai": Component("TrustyAIReady", ["trustyai-service-operator-controller-manager"]),
     "workbenches": Component("WorkbenchesReady", ["notebook-controller-deployment", "odh-notebook-controller-manager"]),
 }
+# the model controller is no component of the spec: Managed when kserve or modelmeshserving is
+# (internal/controller/components/modelcontroller), with a condition but no installedComponents entry
+MODEL_CONTROLLER = Component("ModelControllerReady", ["odh-model-controller"])
+
+
+def _reset_condition(previous, conditions, ctype, value, reason, message, now, **extra):
+    """``conditions`` with ``ctype`` appended, its ``lastTransitionTime`` kept from ``previous`` when the status
+    did not change (conditions rebuilt from nothing each reconcile)."""
+    old = next((c for c in previous if c.get("type") == ctype), {})
+    condition = {"type": ctype, "status": value,
+                 "lastTransitionTime": old.get("lastTransitionTime") if old.get("status") == value else now}
+    for key, item in dict(extra, reason=reason, message=message).items():
+        if item is not None:
+            condition[key] = item
+    return conditions + [condition]
 
 
 def _package_of(csv):
@@ -166,6 +189,8 @@ class DSCInitializationController(OperatorReconciler):
         left = self.delay_left(dsci)
         mesh = self._mesh(spec)
 
+        first = not (dsci.get("status") or {}).get("conditions")
+
         def change(status, obj):
             conditions = status.get("conditions") or []
             if failure:
@@ -186,7 +211,8 @@ class DSCInitializationController(OperatorReconciler):
                                      ("Degraded", "False"), ("Upgradeable", "True")):
                     conditions = set_condition(conditions, ctype, value, "ReconcileCompleted",
                                                "Reconcile completed successfully", now)
-            if mesh is not None:
+            if mesh is not None and not (first and not failure):
+                # the service mesh is set up after the first status write (ReconcileInit alone)
                 for ctype in ("CapabilityServiceMesh", "CapabilityServiceMeshAuthorization"):
                     conditions = set_condition(conditions, ctype, mesh[0], mesh[1], mesh[2], now)
             status.pop("errorMessage", None)
@@ -194,11 +220,13 @@ class DSCInitializationController(OperatorReconciler):
         self.write_status(ref, change)
         if failure:
             return 10.0
+        if first and mesh is not None:
+            return 0.1
         return left or (5.0 if mesh is not None and mesh[0] != "True" else None)
 
     def _mesh(self, spec):
         """``(status, reason, message)`` of the service mesh capability, or None when mesh is not Managed
-        (controllers/dscinitialization/servicemesh_setup.go, stable-2.x): the Service Mesh operator missing is
+        (internal/controller/dscinitialization/servicemesh.go, stable-2.x): the Service Mesh operator missing is
         MissingOperator (the DSCInitialization still Ready); its control plane created, NotReady until Ready."""
         mesh = spec.get("serviceMesh") or {}
         if mesh.get("managementState") != "Managed":
@@ -243,15 +271,23 @@ class DataScienceClusterController(OperatorReconciler):
         if not dscis or (dscis[0].get("status") or {}).get("phase") != "Ready":
             message = "failed to get a valid DSCInitialization instance" if not dscis else \
                 "DSCInitialization %s is not ready" % dscis[0]["metadata"]["name"]
-            self.write_status(ref, lambda status, obj: status.update(
-                phase="Not Ready", conditions=set_condition(status.get("conditions"), "Ready", "False", "Error",
-                                                            message, now)))
+
+            def not_yet(status, obj):
+                conditions = set_condition(status.get("conditions"), "ProvisioningSucceeded", "False", "Error", message,
+                                           now)
+                status.update(phase="Not Ready", conditions=set_condition(conditions, "Ready", "False", "Error",
+                                                                          message, now))
+            self.write_status(ref, not_yet)
             return 5.0
         apps = (dscis[0].get("spec") or {}).get("applicationsNamespace") or "opendatahub"
         results = {}
         requeue = None
-        for name, component in COMPONENTS.items():
-            spec = components.get(name) or {}
+        serving = any((components.get(n) or {}).get("managementState") == "Managed"
+                      for n in ("kserve", "modelmeshserving"))
+        every = dict(COMPONENTS, modelcontroller=MODEL_CONTROLLER)
+        for name, component in every.items():
+            spec = components.get(name) or {} if name != "modelcontroller" else {
+                "managementState": "Managed" if serving else "Removed"}
             state = spec.get("managementState") or "Removed"
             if state != "Managed":
                 for deployment in component.deployments:
@@ -262,10 +298,13 @@ class DataScienceClusterController(OperatorReconciler):
             if name == "trainingoperator":
                 from kubesim.addons import install_default_training_runtime
                 install_default_training_runtime(cluster)
-            for deployment in component.deployments:
-                self._deployment(dsc, apps, name, deployment)
             injected = annotation(dsc, "fail-" + name)
             problem = ("Error", injected) if injected else self._prerequisite(name, spec, dscis[0], apps)
+            if not problem:
+                # a failed precondition stops the component's actions before its deploy action
+                # (kserve_controller_actions.go checkPreConditions: StopError)
+                for deployment in component.deployments:
+                    self._deployment(dsc, apps, name, deployment)
             unavailable = [d for d in component.deployments
                            if not condition_true(cluster.store.get(DEPLOYMENTS, apps, d) or {}, "Available")]
             left = self.delay_left(dsc)
@@ -278,25 +317,39 @@ class DataScienceClusterController(OperatorReconciler):
                     total - len(unavailable), total))
                 requeue = left if not unavailable else requeue
             else:
-                results[name] = (state, "True", "Ready", "Component is ready")
-        not_ready = [n for n, r in sorted(results.items()) if r[0] == "Managed" and r[1] != "True"]
+                # a copy of the component CR's Ready, True with no reason (kserve.go UpdateDSCStatus)
+                results[name] = (state, "True", None, None)
+        not_ready = [n for n, r in sorted(results.items()) if r[0] == "Managed" and r[1] != "True"
+                     and n != "modelcontroller"]
+        model_controller = results.pop("modelcontroller")
 
         def change(status, obj):
-            conditions = status.get("conditions") or []
-            for name, (state, value, reason, message) in sorted(results.items()):
-                conditions = set_condition(conditions, COMPONENTS[name].condition, value, reason, message, now,
-                                           severity="Info" if reason == "Removed" else None)
-            if failure:
-                ready, reason, message = "False", "Error", failure
+            # the generic reconciler resets the conditions each reconcile (pkg/controller/reconciler/reconciler.go):
+            # Ready, ProvisioningSucceeded, ComponentsReady, then the components' in alphabetical order
+            previous = status.get("conditions") or []
+            if not any(state == "Managed" for state, _v, _r, _m in results.values()):
+                components_ready = ("True", "NoManagedComponents", "No components are managed")
             elif not_ready:
-                ready, reason, message = "False", "NotReady", "Some components are not ready: " + ",".join(not_ready)
+                components_ready = ("False", "NotReady", "Some components are not ready: " + ",".join(not_ready))
             else:
-                ready, reason, message = "True", "Ready", "Ready"
-            conditions = set_condition(conditions, "ProvisioningSucceeded", "True" if not failure else "False",
-                                       "DSCReconcileCompleted" if not failure else "Error",
-                                       "DataScienceCluster resource reconciled successfully" if not failure else failure,
-                                       now)
-            conditions = set_condition(conditions, "Ready", ready, reason, message, now)
+                components_ready = ("True", None, None)
+            provisioned = ("False", "Error", failure) if failure else ("True", None, None)
+            # Ready: the first unhappy dependent's reason and message, else True with none (conditions.go)
+            ready = next((c for c in (provisioned, components_ready) if c[0] == "False"), ("True", None, None))
+            generation = obj["metadata"].get("generation", 1)
+            conditions = []
+            for ctype, (value, reason, message) in (("Ready", ready), ("ProvisioningSucceeded", provisioned),
+                                                    ("ComponentsReady", components_ready)):
+                conditions = _reset_condition(previous, conditions, ctype, value, reason, message, now,
+                                              observedGeneration=generation if ctype == "ProvisioningSucceeded"
+                                              else None)
+            rows = [(COMPONENTS[name].condition, result) for name, result in results.items()]
+            if model_controller[0] == "Managed":
+                rows.append((MODEL_CONTROLLER.condition, model_controller))
+            for ctype, (state, value, reason, message) in sorted(rows):
+                conditions = _reset_condition(previous, conditions, ctype, value, reason, message, now,
+                                              severity="Info" if reason == "Removed" else None)
+            ready = ready[0]
             status["conditions"] = conditions
             status["phase"] = "Ready" if ready == "True" else "Not Ready"
             if failure:
@@ -323,7 +376,8 @@ class DataScienceClusterController(OperatorReconciler):
 
     def _prerequisite(self, name, spec, dsci, apps):
         """What keeps a managed component from being ready (None: nothing). KServe in 2.x
-        (components/kserve/kserve_controller_actions.go checkPreConditions, customizeKserveConfigMap):
+        (internal/controller/components/kserve/kserve_controller_actions.go checkPreConditions,
+        customizeKserveConfigMap):
         with ``serving`` Managed its default mode is Serverless, which needs the DSCInitialization's
         service mesh Managed, the Service Mesh and Serverless operators, and the mesh capability Ready;
         with ``serving`` Removed it is RawDeployment. The mode goes into KServe's inferenceservice-config,

@@ -6,8 +6,11 @@
   ``Progressing=True`` ("Working towards 4.19.10: ..."); after
   ``kubesim.perfscale.io/upgrade-s`` (default 60 simulated seconds) the entry is
   ``Completed``, ``Progressing=False`` ("Cluster version is 4.19.10") and the
-  ClusterOperators report the new version. ``kubesim.perfscale.io/fail``:
-  ``Failing=True`` and the update never completes.
+  ClusterOperators report the new version; ``Progressing`` reason ``ClusterOperatorsUpdating`` while it
+  runs. ``kubesim.perfscale.io/fail``: ``Failing=True`` and the update never completes. A ClusterOperator
+  ``Degraded=True`` holds the update, reported ``Failing``/``Progressing`` ``ClusterOperatorsDegraded``
+  after 40 simulated minutes (``kubesim.perfscale.io/fail-after-s``); one ``Upgradeable=False`` makes the
+  ClusterVersion ``Upgradeable=False`` ``ClusterOperatorsNotUpgradeable``.
 - MachineSet -> Machines (``<machineset>-<5 chars>``, newest deleted first) ->
   Nodes: a Machine is ``Provisioning``, ``Provisioned`` after
   ``kubesim.perfscale.io/provision-s`` (default 30 s), its Node (named as the
@@ -24,11 +27,13 @@
   ``<build>-build``) -> ``Running`` -> ``Complete`` (after the pod's ``duration-s``,
   default 10 s; the output ImageStreamTag gets the image) or ``Failed``
   (``kubesim.perfscale.io/fail`` on the BuildConfig or Build: reason
-  ``GenericBuildFailed``, the message in the build log).
+  ``GenericBuildFailed``, the message in the build log; a git source whose repository is
+  ``does-not-exist``: ``FetchSourceFailed`` "Failed to fetch the input source.").
 - ImageStream: ``status.dockerImageRepository`` and the tags of ``spec.tags``
   (imported at once) and of completed builds.
 - Route: ``spec.host`` defaulted to ``<name>-<namespace>.<apps domain>`` at
-  creation; ``status.ingress`` admitted by the ``default`` router.
+  creation; ``status.ingress`` admitted by the ``default`` router, or ``Admitted=False``
+  ``HostAlreadyClaimed`` when an older route of another namespace holds the host (admitted once it goes).
 - OAuth ``cluster``: a spec change rolls the ``oauth-openshift`` Deployment out and
   makes the ``authentication`` ClusterOperator ``Progressing`` until it is done.
 - MachineConfigPool: a KubeletConfig whose ``machineConfigPoolSelector`` matches the pool's
@@ -70,7 +75,8 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
   f581865b41267ff23bbf1cb30fbdd2e02cecd42f; files: pkg/tasks/prometheus_user_workload.go,
   pkg/client/client.go.
 - ``oauth``: openshift/cluster-authentication-operator @ f3df4f5b26043e7c0f2bc724cd3cbc0a2a6d14f7; files:
-  pkg/controllers/deployment/deployment_controller.go, library-go status/condition.go.
+  pkg/controllers/deployment/deployment_controller.go,
+  vendor/github.com/openshift/library-go/pkg/operator/status/condition.go.
 """
 
 import hashlib
@@ -106,6 +112,10 @@ BUILD_CONFIGS = ("build.openshift.io", "buildconfigs")
 BUILDS = ("build.openshift.io", "builds")
 IMAGE_STREAMS = ("image.openshift.io", "imagestreams")
 ROUTES = ("route.openshift.io", "routes")
+# how long the monitoring operator's task waits for the user workload Prometheus before it reports the task
+# failed (kubesim's choice: 5 simulated minutes)
+UWM_ROLLOUT_TIMEOUT_S = 300.0
+MISSING_SOURCE = re.compile(r"(^|/)does-not-exist(\.git)?/?$")
 NODES = ("", "nodes")
 PODS = ("", "pods")
 CONFIGMAPS = ("", "configmaps")
@@ -136,6 +146,10 @@ class ClusterVersionController(OperatorReconciler):
     name = "clusterversion"
     key = CLUSTER_VERSIONS
     default_delay = 0.0
+    extra_watches = (CLUSTER_OPERATORS,)
+
+    def related(self, event):
+        return [Ref(CLUSTER_VERSIONS, "", "version")]
 
     def _target(self, cv):
         wanted = (cv.get("spec") or {}).get("desiredUpdate") or {}
@@ -170,6 +184,11 @@ class ClusterVersionController(OperatorReconciler):
         duration = float_annotation(cv, "upgrade-s", 60.0)
         if started and current.get("state") == "Completed":
             return None
+        operators = self.cluster.store.list(CLUSTER_OPERATORS)[0]
+        degraded = sorted(o["metadata"]["name"] for o in operators if condition_true(o, "Degraded"))
+        held = sorted(o["metadata"]["name"] for o in operators
+                      if any(c.get("type") == "Upgradeable" and c.get("status") == "False"
+                             for c in (o.get("status") or {}).get("conditions") or ()))
         if not started:
             entry = {"state": "Partial", "version": target["version"], "image": target["image"], "startedTime": now,
                      "completionTime": None, "verified": False}
@@ -179,7 +198,11 @@ class ClusterVersionController(OperatorReconciler):
             elapsed = 0.0
         else:
             elapsed = since(current.get("startedTime"), self.clock)
-        done = not failure and elapsed >= duration
+        # a degraded operator blocks the update; it is reported Failing once the CVO's wait for it is over
+        # (40 minutes, as tests/fixtures/upstream/openshift/clusterversion-transient-failing.yaml shows; the
+        # annotation fail-after-s shortens it)
+        blocked = bool(degraded) and elapsed >= float_annotation(cv, "fail-after-s", 2400.0)
+        done = not failure and not degraded and elapsed >= duration
         if done:
             history[0] = dict(history[0], state="Completed", completionTime=now)
         total = 829
@@ -190,10 +213,22 @@ class ClusterVersionController(OperatorReconciler):
             status["desired"] = dict(status.get("desired") or {}, version=target["version"], image=target["image"])
             status["history"] = history
             status["observedGeneration"] = obj["metadata"].get("generation", 1)
+            if held:
+                conditions = set_condition(conditions, "Upgradeable", "False", "ClusterOperatorsNotUpgradeable",
+                                           "Multiple cluster operators should not be upgraded between minor versions: "
+                                           + ", ".join(held), now)
+            else:
+                conditions = [c for c in conditions if c.get("type") != "Upgradeable"]
             if failure:
                 conditions = set_condition(conditions, "Failing", "True", "UpdatePayloadFailed", failure, now)
                 conditions = set_condition(conditions, "Progressing", "True", "UpdatePayloadFailed",
                                            "Unable to apply %s: %s" % (target["version"], failure), now)
+            elif blocked:
+                message = "Cluster operators %s are degraded" % ", ".join(degraded)
+                conditions = set_condition(conditions, "Failing", "True", "ClusterOperatorsDegraded", message, now)
+                conditions = set_condition(conditions, "Progressing", "True", "ClusterOperatorsDegraded",
+                                           "Unable to apply %s: wait has exceeded 40 minutes for these operators: %s"
+                                           % (target["version"], ", ".join(degraded)), now)
             elif done:
                 conditions = set_condition(conditions, "Failing", "False", None, None, now)
                 conditions = set_condition(conditions, "Progressing", "False", None,
@@ -202,9 +237,9 @@ class ClusterVersionController(OperatorReconciler):
                 status["availableUpdates"] = [u for u in status.get("availableUpdates") or ()
                                               if u.get("version") != target["version"]]
             else:
-                conditions = set_condition(conditions, "Progressing", "True", None, "Working towards %s: %d of %d done "
-                                           "(%d%% complete)" % (target["version"], progress, total, progress * 100 // total),
-                                           now)
+                conditions = set_condition(conditions, "Progressing", "True", "ClusterOperatorsUpdating",
+                                           "Working towards %s: %d of %d done (%d%% complete)" % (
+                                               target["version"], progress, total, progress * 100 // total), now)
             status["conditions"] = conditions
         self.write_status(ref, change)
         if done:
@@ -214,12 +249,26 @@ class ClusterVersionController(OperatorReconciler):
                                         versions=[{"name": "operator", "version": target["version"]}]),
                                     subresource="status")
             return None
-        if failure:
+        if failure or blocked:
             return None
+        if degraded:
+            return max(0.1, float_annotation(cv, "fail-after-s", 2400.0) - elapsed)
         return min(duration - elapsed, max(1.0, duration / 10.0))
 
 
 # -- machines -------------------------------------------------------------------------------
+def _machine_conditions(status, now, exists):
+    """The Machine's conditions (machine-api-operator pkg/controller/machine/controller.go): Drainable and
+    Terminable True (no lifecycle hook), InstanceExists False ``InstanceNotCreated`` until the instance exists."""
+    conditions = status.get("conditions") or []
+    conditions = set_condition(conditions, "Drainable", "True", None, None, now)
+    conditions = set_condition(conditions, "InstanceExists", "True" if exists else "False",
+                               None if exists else "InstanceNotCreated",
+                               None if exists else "Instance has not been created", now,
+                               severity=None if exists else "Warning")
+    return set_condition(conditions, "Terminable", "True", None, None, now)
+
+
 def machine_body(machineset, name=None, phase=None):
     """A Machine of ``machineset`` (``name`` given for the profile's existing nodes)."""
     template = (machineset.get("spec") or {}).get("template") or {}
@@ -341,7 +390,8 @@ class MachineController(OperatorReconciler):
                 instance_type, ", ".join(sorted(INSTANCE_TYPES)))
         if failure:
             self.write_status(ref, lambda s, o: s.update(phase="Failed", errorReason="InvalidConfiguration",
-                                                         errorMessage=failure, lastUpdated=now))
+                                                         errorMessage=failure, lastUpdated=now,
+                                                         conditions=_machine_conditions(s, now, exists=False)))
             return None
         if phase == "Running" and status.get("nodeRef"):
             return None
@@ -350,13 +400,15 @@ class MachineController(OperatorReconciler):
         age = since(machine["metadata"].get("creationTimestamp"), self.clock)
         node_name = (status.get("nodeRef") or {}).get("name")
         if not phase:
-            self.write_status(ref, lambda s, o: s.update(phase="Provisioning", lastUpdated=now))
+            self.write_status(ref, lambda s, o: s.update(phase="Provisioning", lastUpdated=now,
+                                                         conditions=_machine_conditions(s, now, exists=False)))
             return provision
         if age < provision:
             return provision - age
         if phase == "Provisioning":
             def provisioned(s, o):
-                s.update(phase="Provisioned", lastUpdated=now, providerStatus={"instanceState": "running",
+                s.update(phase="Provisioned", lastUpdated=now, conditions=_machine_conditions(s, now, exists=True),
+                         providerStatus={"instanceState": "running",
                                                                                "instanceId": "i-" + o["metadata"]["uid"][:17]},
                          addresses=[{"type": "InternalIP", "address": "10.0.%d.%d" % (age % 250, len(ref.name))},
                                     {"type": "InternalDNS", "address": ref.name}])
@@ -463,6 +515,9 @@ class BuildController(OperatorReconciler):
         pod_name = "%s-build" % ref.name
         pod = cluster.store.get(PODS, ref.namespace, pod_name)
         failure = annotation(build, "fail") or self.failure(build)
+        uri = (((build.get("spec") or {}).get("source") or {}).get("git") or {}).get("uri", "")
+        # a repository that does not exist (its path names does-not-exist): the clone fails
+        unreachable_source = bool(MISSING_SOURCE.search(uri))
         if not phase:
             # a build is New until its pod is created (openshift-controller-manager build_controller.go)
             self.write_status(ref, lambda s, o: s.update(phase="New", conditions=_build_conditions(s, "New", now)))
@@ -472,7 +527,10 @@ class BuildController(OperatorReconciler):
             annotations.pop(FAIL, None)
             log = ["Cloning \"%s\" ..." % ((((build.get("spec") or {}).get("source") or {}).get("git") or {}).get("uri", "")),
                    "STEP 1/3: FROM registry.access.redhat.com/ubi9/ubi", "STEP 2/3: COPY . /src", "STEP 3/3: RUN make"]
-            if failure:
+            if unreachable_source:
+                annotations.update({PREFIX + "outcome": "Failed", PREFIX + "log": "\n".join(log[:1] + [
+                    "error: failed to fetch requested repository \"%s\" with provided credentials" % uri])})
+            elif failure:
                 annotations.update({PREFIX + "outcome": "Failed", PREFIX + "log": "\n".join(log + ["error: " + failure])})
             else:
                 annotations[PREFIX + "log"] = "\n".join(log + ["Pushing image %s ..." % reference,
@@ -507,11 +565,14 @@ class BuildController(OperatorReconciler):
             if output.get("kind") == "ImageStreamTag":
                 tag_image(cluster, ref.namespace, output["name"], "%s@%s" % (reference.split(":")[0], digest), digest)
         elif pod_status == "Failed":
-            message = "Generic Build failure - check logs for details."
+            # the builder reports why through builds/details (pkg/build/builder/cmd/builder.go): the source
+            # clone failing is FetchSourceFailed, anything else GenericBuildFailed
+            reason, message = ("FetchSourceFailed", "Failed to fetch the input source.") if unreachable_source else \
+                ("GenericBuildFailed", "Generic Build failure - check logs for details.")
             self.write_status(ref, lambda s, o: s.update(
-                phase="Failed", reason="GenericBuildFailed", message=message, completionTimestamp=now,
+                phase="Failed", reason=reason, message=message, completionTimestamp=now,
                 logSnippet=(failure or "")[:1000],
-                conditions=_build_conditions(s, "Failed", now, "GenericBuildFailed", message)))
+                conditions=_build_conditions(s, "Failed", now, reason, message)))
         return None
 
 
@@ -571,18 +632,48 @@ class RouteController(OperatorReconciler):
     key = ROUTES
     default_delay = 0.0
 
+    def on_event(self, event):
+        """The route itself and, when it goes or changes, the routes that share its host (one may be admitted)."""
+        refs = super().on_event(event)
+        host = (event.obj.get("spec") or {}).get("host")
+        if event.type == "DELETED" or event.old is not None:
+            refs = list(refs) + [Ref(ROUTES, o["metadata"]["namespace"], o["metadata"]["name"])
+                                 for o in self.cluster.store.list(ROUTES)[0]
+                                 if host and (o.get("spec") or {}).get("host") == host
+                                 and o["metadata"]["uid"] != event.obj["metadata"]["uid"]]
+        return refs
+
     def sync(self, ref, route):
         now = self.clock.timestamp()
         domain = _apps_domain(self.cluster)
         host = (route.get("spec") or {}).get("host") or "%s-%s.%s" % (ref.name, ref.namespace, domain)
+        owner = self._host_owner(route, host)
+        if owner is None:
+            admitted = ("True", None, None)
+        else:
+            # the oldest route holds a host; a newer one of another namespace is rejected
+            # (pkg/router/controller/unique_host.go, status.go RecordRouteRejection)
+            admitted = ("False", "HostAlreadyClaimed", "route %s already exposes %s and is older" % (
+                owner["metadata"]["name"], host))
 
         def change(status, obj):
             previous = (status.get("ingress") or [{}])[0]
             status["ingress"] = [{"host": host, "routerName": "default", "routerCanonicalHostname": "router-default." + domain,
                                   "wildcardPolicy": (obj.get("spec") or {}).get("wildcardPolicy") or "None",
-                                  "conditions": set_condition(previous.get("conditions"), "Admitted", "True", None, None,
-                                                              now)}]
+                                  "conditions": set_condition(previous.get("conditions"), "Admitted", admitted[0],
+                                                              admitted[1], admitted[2], now)}]
         self.write_status(ref, change)
+        return None
+
+    def _host_owner(self, route, host):
+        """The older route of another namespace that claims ``host``, or None."""
+        mine = (route["metadata"].get("creationTimestamp") or "", route["metadata"]["uid"])
+        for other in self.cluster.store.list(ROUTES)[0]:
+            if other["metadata"].get("namespace") == route["metadata"].get("namespace") or \
+                    (other.get("spec") or {}).get("host") != host or other["metadata"].get("deletionTimestamp"):
+                continue
+            if (other["metadata"].get("creationTimestamp") or "", other["metadata"]["uid"]) < mine:
+                return other
         return None
 
 
@@ -756,7 +847,9 @@ class UserWorkloadMonitoringController(Controller):
     ``prometheus-user-workload`` the Prometheus operator runs, and Thanos Ruler. The Prometheus resource's
     status as prometheus-operator writes it (pkg/prometheus/server/operator.go): ``Available`` False
     (``NoPodReady``), ``Degraded`` (``SomePodsNotReady``) or True, ``Reconciled`` True. The ``monitoring``
-    ClusterOperator does not change for it (its Progressing is suppressed once Available)."""
+    ClusterOperator is Available ``RollOutDone``; while the user workload Prometheus is not available for
+    5 simulated minutes it reports the task failed: ``Available`` False / ``Degraded`` True
+    ``UpdatingUserWorkloadPrometheusFailed``, ``Progressing`` ``RollOutInProgress``, until it is."""
 
     name = "user-workload-monitoring"
     watches = (CONFIGMAPS, STATEFULSETS)
@@ -772,15 +865,41 @@ class UserWorkloadMonitoringController(Controller):
             return [Ref(CONFIGMAPS, "openshift-monitoring", "cluster-monitoring-config")]
         return []
 
+    def _operator(self, failed):
+        """The ``monitoring`` ClusterOperator: the user workload Prometheus task failed (its rollout not done in
+        time: StatusReporter.ReportState of the run's task errors) or the roll-out done (SetRollOutDone)."""
+        now = self.clock.timestamp()
+        if failed:
+            reason, message = "UpdatingUserWorkloadPrometheusFailed", "UpdatingUserWorkloadPrometheus: " + failed
+            wanted = (("Available", "False", reason, message), ("Degraded", "True", reason, message),
+                      ("Progressing", "True", "RollOutInProgress", "Rolling out the stack."),
+                      ("Upgradeable", "True", None, None))
+        else:
+            wanted = (("Available", "True", "RollOutDone", "Successfully rolled out the stack."),
+                      ("Degraded", "False", None, None), ("Progressing", "False", None, None),
+                      ("Upgradeable", "True", None, None))
+
+        def change(obj):
+            current = obj.setdefault("status", {})
+            before = list(current.get("conditions") or ())
+            conditions = before
+            for ctype, value, reason, message in wanted:
+                conditions = set_condition(conditions, ctype, value, reason, message, now)
+            current["conditions"] = conditions
+            return conditions != before
+        self.cluster.mutate(self.cluster.resource_for_key(CLUSTER_OPERATORS), "", "monitoring", change,
+                            subresource="status")
+
     def _prometheus(self, enabled):
+        """The Prometheus ``user-workload``'s status; how long it has not been available (simulated s), or None."""
         cluster = self.cluster
         key = ("monitoring.coreos.com", "prometheuses")
         if cluster.registry.for_storage_key(*key) is None:
-            return
+            return None
         resource = cluster.resource_for_key(key)
         if not enabled:
             delete_quietly(cluster, resource, self.namespace, "user-workload")
-            return
+            return None
         create_or_skip(cluster, resource, {
             "apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
             "metadata": {"name": "user-workload", "namespace": self.namespace},
@@ -811,7 +930,12 @@ class UserWorkloadMonitoringController(Controller):
                            updatedReplicas=int(status.get("updatedReplicas") or 0), availableReplicas=ready,
                            unavailableReplicas=max(0, wanted - ready), paused=False, shards=1)
             return current != before
-        cluster.mutate(resource, self.namespace, "user-workload", change, subresource="status")
+        written = cluster.mutate(resource, self.namespace, "user-workload", change, subresource="status")
+        if available[0] == "True":
+            return None
+        conditions = (written or {}).get("status", {}).get("conditions") or ()
+        since_when = next((c.get("lastTransitionTime") for c in conditions if c.get("type") == "Available"), None)
+        return since(since_when, self.clock), available[1]
 
     def reconcile(self, ref):
         cluster = self.cluster
@@ -841,5 +965,15 @@ class UserWorkloadMonitoringController(Controller):
             create_or_skip(cluster, resource, {"apiVersion": "apps/v1", "kind": kind,
                                                "metadata": {"name": name, "namespace": self.namespace,
                                                             "labels": dict(labels)}, "spec": spec}, self.namespace)
-        self._prometheus(enabled)
-        return None
+        waiting = self._prometheus(enabled)
+        operator = cluster.store.get(CLUSTER_OPERATORS, "", "monitoring")
+        if waiting is None:
+            if operator is not None and not condition_true(operator, "Available"):
+                self._operator(None)
+            return None
+        elapsed, why = waiting
+        if elapsed >= UWM_ROLLOUT_TIMEOUT_S:
+            if operator is not None:
+                self._operator("waiting for Prometheus object changes failed: %s" % why)
+            return 30.0
+        return max(1.0, UWM_ROLLOUT_TIMEOUT_S - elapsed)

@@ -24,7 +24,9 @@ template annotations reach every pod it creates:
   ``--run-local-pods`` (the default of ``python -m kubesim``) the pods of Jobs
   that have a command run locally (``--run-local-scope all``: every pod with a command).
 
-Images: an image whose repository or tag is ``does-not-exist`` (``quay.io/x/does-not-exist:1``,
+Images: a reference that does not parse (``registry.example.com/team/app::1.0``) waits ``InvalidImageName``
+for ever, as the kubelet's image manager leaves it (an ``InspectFailed`` event); an image whose
+repository or tag is ``does-not-exist`` (``quay.io/x/does-not-exist:1``,
 ``quay.io/x/vllm:does-not-exist``), or a pod annotated ``image-pull: fail``, cannot be pulled: the
 container waits with ``ErrImagePull`` (a ``Failed`` event), then ``ImagePullBackOff`` (a ``BackOff``
 event), then tries again after the kubelet's doubling back-off (10 s to 300 s), for ever - as a
@@ -59,8 +61,30 @@ PREFIX = "kubesim.perfscale.io/"
 GPU = "nvidia.com/gpu"
 # an image the registries do not have (a repository or tag named does-not-exist): ErrImagePull
 UNPULLABLE = re.compile(r"(^|/|:)does-not-exist")
+# distribution/reference's grammar (regexp.go), which the kubelet parses an image with before pulling it
+# (pkg/kubelet/images/image_manager.go applyDefaultImageTag: reference.ParseNormalizedNamed)
+_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = r"%s(?:\.%s)*(?::[0-9]+)?" % (_LABEL, _LABEL)
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+IMAGE_REFERENCE = re.compile(r"(?:%s/)?%s(?:/%s)*(?::[\w][\w.-]{0,127})?"
+                             r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?" % (
+                                 _DOMAIN, _PATH, _PATH))
+NAME_TOTAL_LENGTH_MAX = 255    # reference.go: a longer repository name is refused (ErrNameTooLong)
 RETRY_UNSCHEDULABLE_S = 30.0  # kube-scheduler flushes unschedulable pods periodically
 RETRY_ON_FREED = 8            # pods retried when one pod stops using a node
+
+
+def valid_image(image):
+    """Does the kubelet accept ``image`` as a reference (an empty one is the API server's to refuse)?"""
+    if not image:
+        return True
+    if IMAGE_REFERENCE.fullmatch(image) is None:
+        return False
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name = name[:len(name) - len(last) + last.index(":")]
+    return len(name) <= NAME_TOTAL_LENGTH_MAX
 
 
 def _annotation(pod, name, default=None):
@@ -226,8 +250,7 @@ class PodController(Controller):
             obj["status"] = {
                 "phase": "Pending", "qosClass": scheduling.qos_class(obj), "startTime": now, "hostIP": host_ip,
                 "hostIPs": [{"ip": host_ip}],
-                "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                                "lastTransitionTime": now}],
+                "conditions": self._waiting_conditions(obj, now, sandbox=False),
                 "containerStatuses": [{"name": c, "ready": False, "restartCount": 0, "started": False,
                                        "image": self._image(obj, c), "imageID": "",
                                        "state": {"waiting": {"reason": "ContainerCreating"}}}
@@ -236,6 +259,23 @@ class PodController(Controller):
         created = parse_timestamp(pod["metadata"].get("creationTimestamp")) or self.clock.time()
         delay = _float(_annotation(pod, "start-delay-s"), self.start_delay)
         return max(0.0, created + delay - self.clock.time())
+
+    def _waiting_conditions(self, obj, now, sandbox):
+        """The conditions of a bound pod whose containers wait (pkg/kubelet/status/generate.go): the sandbox
+        (``PodReadyToStartContainers``) not yet or already created, initialized, not ready."""
+        previous = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or ()}
+        unready = "containers with unready status: [%s]" % " ".join(self._containers(obj))
+
+        def cond(ctype, value, reason=None):
+            old = previous.get(ctype) or {}
+            entry = {"type": ctype, "status": value, "lastProbeTime": None,
+                     "lastTransitionTime": old.get("lastTransitionTime") if old.get("status") == value else now}
+            if reason:
+                entry.update(reason=reason, message=unready)
+            return entry
+        return [cond("PodReadyToStartContainers", "True" if sandbox else "False"), cond("Initialized", "True"),
+                cond("Ready", "False", "ContainersNotReady"), cond("ContainersReady", "False", "ContainersNotReady"),
+                cond("PodScheduled", "True")]
 
     @staticmethod
     def _image(pod, container):
@@ -302,10 +342,14 @@ class PodController(Controller):
         failure = self.failure(pod)
         if failure:
             return self._terminate(ref, pod, now, "Failed", 1, "InjectedFault", failure)
+        invalid = next((self._image(pod, c) for c in self._containers(pod) if not valid_image(self._image(pod, c))),
+                       None)
+        if invalid is not None:
+            return self._invalid_image(ref, pod, invalid, now)
         missing = next((self._image(pod, c) for c in self._containers(pod)
                         if UNPULLABLE.search(self._image(pod, c)) or _annotation(pod, "image-pull") == "fail"), None)
         if missing:
-            return self._pull_failed(ref, pod, missing)
+            return self._pull_failed(ref, pod, missing, now)
         if self._local(pod):
             return self._start_local(ref, pod, now)
         self._write_log(ref, pod)
@@ -317,7 +361,24 @@ class PodController(Controller):
         duration = _float(_annotation(pod, "duration-s"), 1.0)
         return min(duration, ready_in) if ready_in else duration
 
-    def _pull_failed(self, ref, pod, image):
+    def _invalid_image(self, ref, pod, image, now):
+        """An image reference that does not parse: the container waits ``InvalidImageName`` for ever, nothing is
+        pulled (image_manager.go EnsureImageExists: applyDefaultImageTag fails, ErrInvalidImageName)."""
+        message = ('Failed to apply default image tag "%s": couldn\'t parse image name "%s": invalid reference format'
+                   % (image, image))
+        statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+        if ((statuses[0].get("state") or {}).get("waiting") or {}).get("reason") == "InvalidImageName":
+            return None
+
+        def waiting(obj):
+            obj.setdefault("status", {})["conditions"] = self._waiting_conditions(obj, now, sandbox=True)
+            for entry in obj["status"].get("containerStatuses") or ():
+                entry["state"] = {"waiting": {"reason": "InvalidImageName", "message": message}}
+        self._status(ref, waiting)
+        self.cluster.record_event(pod, "InspectFailed", message, component="kubelet", event_type="Warning")
+        return None
+
+    def _pull_failed(self, ref, pod, image, now):
         """The kubelet's answer to an image the registry does not have: ErrImagePull, then ImagePullBackOff,
         then another try after a back-off that doubles (10 s to 300 s, the kubelet's image back-off),
         for ever: a waiting client sees both reasons in turn."""
@@ -332,7 +393,8 @@ class PodController(Controller):
         reason = "ImagePullBackOff" if previous == "ErrImagePull" else "ErrImagePull"
 
         def waiting(obj):
-            for entry in obj.setdefault("status", {}).get("containerStatuses") or ():
+            obj.setdefault("status", {})["conditions"] = self._waiting_conditions(obj, now, sandbox=True)
+            for entry in obj["status"].get("containerStatuses") or ():
                 entry["state"] = {"waiting": {"reason": reason, "message": message if reason == "ErrImagePull" else
                                               'Back-off pulling image "%s"' % image}}
         self._status(ref, waiting)

@@ -285,7 +285,7 @@ class RayClusterController(OperatorReconciler):
             status["conditions"] = conditions
             if all_ready and status.get("state") != "ready":
                 status["state"] = "ready"
-                status["reason"] = ""
+                status.pop("reason", None)      # omitempty: no empty reason (raycluster_types.go)
                 status.setdefault("stateTransitionTimes", {})["ready"] = now
             for key, value in (("desiredWorkerReplicas", desired), ("minWorkerReplicas", sum(g[2] for g in groups)),
                                ("maxWorkerReplicas", min(2147483647, sum(g[3] for g in groups))),
@@ -486,11 +486,11 @@ class RayJobController(OperatorReconciler):
                 values["message"] = RAY_MESSAGES["RUNNING"]
                 values["rayJobInfo"] = {"startTime": self.clock.timestamp()}
             values["jobStatus"] = job_status
-            values["reason"] = ""
         if status.get("rayClusterStatus") != cluster_status:
             values["rayClusterStatus"] = copy.deepcopy(cluster_status)
         if values:
-            self._set(ref, values)
+            # no reason while the job runs: an empty reason is left out (rayjob_types.go, omitempty)
+            self._set(ref, values, remove=("reason",) if "jobStatus" in values else ())
             status = dict(status, **values)
         if job_status in TERMINAL_JOB and finished is not None:
             if job_status == "FAILED":

@@ -22,7 +22,7 @@ code stays in ``status.steps``), as Tekton does.
 
 Upstream sources (kubesim/upstream.py, docs/kubesim.md):
 - ``tekton-pipelinerun``: tektoncd/pipeline @ 3ee1745ae5b2d9175b11917d7c1935eaad44910c; files:
-  pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, resources/pipelinerunstate.go,
+  pkg/reconciler/pipelinerun/pipelinerun.go, timeout.go, pkg/reconciler/pipelinerun/resources/pipelinerunstate.go,
   pkg/apis/pipeline/v1/pipelinerun_defaults.go, pipelinerun_validation.go, config/config-defaults.yaml.
 - ``tekton-taskrun``: tektoncd/pipeline @ 3ee1745ae5b2d9175b11917d7c1935eaad44910c; files:
   pkg/reconciler/taskrun/taskrun.go, pkg/pod/status.go, pkg/apis/pipeline/v1/taskrun_defaults.go.

@@ -178,10 +178,6 @@ class PyTorchJobController(OperatorReconciler):
         if outcome is None and leaders and len(pods) == world_size and all(pod_phase(p) == "Succeeded" for p in leaders):
             outcome = ("Succeeded", "PyTorchJobSucceeded", "PyTorchJob %s is successfully completed." % ref.name
                        if masters else "PyTorchJob %s/%s successfully completed." % (ref.namespace, ref.name))
-        if restarting:
-            conditions.append(("Restarting", "True", "PyTorchJobRestarting", "PyTorchJob %s is restarting because "
-                               "%d %s replica(s) failed." % (ref.name, sum(failed_counts.values()),
-                                                            "/".join(sorted(failed_counts)))))
         if outcome is not None:
             kind, reason, message = outcome
             # Running stays in the list, False, with its own reason and message (pkg/util/status.go)
@@ -193,6 +189,11 @@ class PyTorchJobController(OperatorReconciler):
         elif pods and all(pod_phase(p) == "Running" for p in leaders):
             conditions.append(("Running", "True", "PyTorchJobRunning", "PyTorchJob %s is running." % ref.name
                                if masters else "PyTorchJob %s/%s is running." % (ref.namespace, ref.name)))
+        if restarting:
+            # set after Running, as UpdateJobStatus does (pkg/controller.v1/pytorch): Restarting drops Running
+            conditions.append(("Restarting", "True", "PyTorchJobRestarting", "PyTorchJob %s is restarting because "
+                               "%d %s replica(s) failed." % (ref.name, sum(failed_counts.values()),
+                                                            "/".join(sorted(failed_counts)))))
         self._write(ref, now, status, conditions, pods, wanted, failed_counts, start, outcome)
         if outcome is None and deadline is not None:
             return max(0.1, int(deadline) - since(start, self.clock))
@@ -222,6 +223,10 @@ class PyTorchJobController(OperatorReconciler):
         def change(status, obj):
             current = status.get("conditions") or []
             for ctype, value, reason, message in conditions:
+                # setting Restarting removes Running and setting Running removes Restarting
+                # (pkg/util/status.go filterOutCondition)
+                drop = {"Restarting": "Running", "Running": "Restarting"}.get(ctype) if value == "True" else None
+                current = [c for c in current if c.get("type") != drop]
                 current = set_condition(current, ctype, value, reason, message, now, lastUpdateTime=now)
                 previous = next((c for c in old_status.get("conditions") or () if c.get("type") == ctype), None)
                 if previous and all(previous.get(k) == v for k, v in (("status", value), ("reason", reason),
