@@ -22,13 +22,14 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := -m pip install --quiet --no-compile
 
-.PHONY: gpu-check setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick mutation clean help kube-clients kubesim ee-context
+.PHONY: check gpu-check setup setup-test browser test-servers s3-server demo demo-k8s demo-flows test unit lint sanity integration bench bench-quick mutation clean help kube-clients kubesim ee-context
 
 help:
 	@echo "make demo    run the main job (preset $(PRESET)) on this machine"
 	@echo "make demo-k8s  run a cluster flow (operator via OLM, workload, capture, cleanup) on kubesim"
 	@echo "make demo-flows  run the fine_tuning and llm_serving flows on kubesim with a local model server"
 	@echo "make test    run all tests (unit, lint, sanity, integration)"
+	@echo "make check   the inner loop: imports, unit, a few playbook runs, lint of what changed (about 3 min)"
 	@echo "make lint    ansible-lint (production profile) and yamllint"
 	@echo "make setup   create .venv with pinned dependencies"
 	@echo "make bench   run the benchmarks of benchmarks/ and record their results"
@@ -131,6 +132,10 @@ demo-flows: setup
 
 test: setup-test
 	tests/run-all.sh
+
+# the inner loop, before each commit (tools/check.sh; BASE=<ref> to lint what changed since another ref)
+check: setup-test
+	tools/check.sh
 
 unit: setup-test
 	$(BIN)/python -m pytest tests/unit -q

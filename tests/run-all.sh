@@ -50,17 +50,19 @@ lint_steps() {
 }
 
 # no import cycle and no upward import, in the collection and in kubesim (docs/architecture.md)
+# each pytest step writes its tests' times (JUnit XML): the slowest of the run are printed at the end
+junit() { echo "--junitxml=$ANSIBLE_HOME/junit-$1.xml"; }
 step imports "$bin/python" tools/import_check.py
-step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider "${workers[@]}"
-step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${busy_workers[@]}"
-step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}"
+step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider "${workers[@]}" "$(junit unit)"
+step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${busy_workers[@]}" "$(junit integration)"
+step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}" "$(junit kubesim)"
 # the lint steps are one process each at a time: they run beside the cluster step, whose workers
 # wait on simulated clusters part of the time (their output follows the cluster step's)
 echo "=== lint steps (yamllint, ansible-lint, molecule, sanity) start beside the cluster step"
 lint_start=$SECONDS
 lint_steps > "$ANSIBLE_HOME/lint.log" 2>&1 &
 lint_pid=$!
-step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider --durations=10 "${busy_workers[@]}"
+step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider "${busy_workers[@]}" "$(junit cluster)"
 wait "$lint_pid"
 cat "$ANSIBLE_HOME/lint.log"
 echo "=== lint steps: done $((SECONDS - lint_start)) s after they started"
@@ -71,6 +73,11 @@ if [ -f "$ANSIBLE_HOME/lint-failed" ]; then
 else
   failed+=("lint steps")
 fi
+
+"$bin/python" tools/slowest_tests.py --top 25 unit="$ANSIBLE_HOME/junit-unit.xml" \
+  integration="$ANSIBLE_HOME/junit-integration.xml" kubesim="$ANSIBLE_HOME/junit-kubesim.xml" \
+  cluster="$ANSIBLE_HOME/junit-cluster.xml"
+echo "=== make test: $SECONDS s in all"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED steps: ${failed[*]}"

@@ -13,4 +13,6 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile("perfscale-fuzz", derandomize=True, database=None, deadline=None, max_examples=150,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# make check (the inner loop): the same properties, fewer examples
+settings.register_profile("perfscale-fuzz-quick", parent=settings.get_profile("perfscale-fuzz"), max_examples=20)
 settings.load_profile(os.environ.get("PERFSCALE_FUZZ_PROFILE", "perfscale-fuzz"))
