@@ -90,8 +90,9 @@ def _hopper(source, fp64, fp64_tc, fp32, tf32, bf16, fp8, int8_unit="TOPS"):
 
 def _a100(source):
     def pair(label, dense, with_sparsity, unit="TFLOPS"):
-        return _figure(dense, unit, "%s %s %s | %s %s* (* With sparsity)" % (label, format(dense, "g"), unit,
-                                                                            format(with_sparsity, "g"), unit),
+        printed = "%s %s %s | %s %s* (* With sparsity)" % (
+            label, format(dense, "g"), unit, format(with_sparsity, "g"), unit)
+        return _figure(dense, unit, printed,
                        source, int8=label.startswith("INT8"))
     return {
         "fp64": _figure(9.7, "TFLOPS", "FP64 9.7 TFLOPS", source),
@@ -286,8 +287,8 @@ def unconfirmed_note(entry):
     """The line an efficiency built on an unconfirmed figure carries, or None for a confirmed one."""
     if entry.get("confirmed"):
         return None
-    return "the %s %s peak (%g TFLOP/s) is unconfirmed: %s" % (entry["product"], entry["dtype"], entry["tflops"],
-                                                                entry.get("unconfirmed") or "no reason recorded")
+    why = entry.get("unconfirmed") or "no reason recorded"
+    return "the %s %s peak (%g TFLOP/s) is unconfirmed: %s" % (entry["product"], entry["dtype"], entry["tflops"], why)
 
 
 def efficiency(rate_gflops, name, dtype):

@@ -162,8 +162,8 @@ def test_the_default_view_of_a_realistic_store_gives_the_plot_most_of_the_window
     store.close()
     page = "file://%s" % (tmp_path / "site" / built["pages"]["perf_indicators"])
     with Chromium() as browser:
-        browser.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                             "mobile": False})
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
         browser.load(page, settle=2.0)
         assert browser.errors() == []
         seen = browser.evaluate(MEASURE)
@@ -182,8 +182,8 @@ def test_the_default_view_of_a_realistic_store_gives_the_plot_most_of_the_window
         os.makedirs(SCREENSHOTS, exist_ok=True)
         browser.screenshot(os.path.join(SCREENSHOTS, "dashboard-realistic-%d.png" % width))
         # the plot follows the window
-        browser.send("Emulation.setDeviceMetricsOverride", {"width": 1000, "height": height, "deviceScaleFactor": 1,
-                                                             "mobile": False})
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": 1000, "height": height, "deviceScaleFactor": 1, "mobile": False})
         time.sleep(1.0)    # plotly redraws a moment after the window's resize event
         resized = browser.evaluate(MEASURE)
         assert resized["width"] == 1000 and 0.6 * 1000 <= resized["axesWidth"] < seen["axesWidth"], resized

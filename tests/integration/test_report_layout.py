@@ -40,8 +40,8 @@ def latency_page(directory):
 def test_the_llm_latency_page_scrolls_its_wide_table_and_draws_its_axes_from_zero(tmp_path):
     page = latency_page(tmp_path)
     with Chromium() as browser:
-        browser.send("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1,
-                                                             "mobile": False})
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
         browser.load("file://%s" % page, settle=2.0)
         assert browser.errors() == []
         table = browser.evaluate("""(function () {

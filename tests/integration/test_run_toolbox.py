@@ -102,9 +102,9 @@ def test_run_toolbox_of_an_installed_collection_and_of_a_copy_elsewhere(tmp_path
     assert installed.returncode == 0, installed.stdout + installed.stderr
     script = collections / "ansible_collections" / "perfscale" / "topsail" / "run_toolbox.py"
 
-    def run(path, *args, environ=env):
+    def run(path, *args, environ=None):
         done = subprocess.run([sys.executable, str(path)] + list(args), capture_output=True, text=True, check=False,
-                              cwd=str(tmp_path), env=environ)
+                              cwd=str(tmp_path), env=env if environ is None else environ)
         return done, done.stdout + done.stderr
 
     done, output = run(script, "host", "capture_environment", "--nogpu", "--", "-e",

@@ -6,7 +6,6 @@ the whole check on a fake GPU."""
 import importlib.util
 import json
 import os
-import sys
 
 import pytest
 

@@ -75,8 +75,8 @@ def message_lines(message):
         if isinstance(value, (list, tuple)):
             stack.extend(reversed(value))
         elif isinstance(value, dict):
-            stack.extend(reversed(["%s: %s" % (key, item if isinstance(item, str) else
-                                                json.dumps(item, sort_keys=True, default=str))
+            stack.extend(reversed(["%s: %s" % (key, item if isinstance(item, str)
+                                               else json.dumps(item, sort_keys=True, default=str))
                                    for key, item in value.items()]))
         elif value is not None:
             for line in str(value).splitlines():

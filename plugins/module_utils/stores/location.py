@@ -11,6 +11,7 @@ from ansible_collections.perfscale.topsail.plugins.module_utils import display_t
 from ansible_collections.perfscale.topsail.plugins.module_utils.config import secrets as secret_refs
 from ansible_collections.perfscale.topsail.plugins.module_utils.stores import sqlite as sqlite_store
 
+
 def one_line(value):
     """``value`` as one line of text (control characters escaped, cut), as the console shows names."""
     return display_text.escape(value).strip()
@@ -36,8 +37,8 @@ def store_line(export, environ=None):
         if path:
             return "results store: sqlite %s (export.sqlite.path)" % one_line(
                 os.path.abspath(os.path.expanduser(str(path))))
-        return "results store: sqlite %s (%s)" % (one_line(sqlite_store.default_sqlite_path(environ)),
-                                                   SHARED_STORE_NOTE)
+        where = one_line(sqlite_store.default_sqlite_path(environ))
+        return "results store: sqlite %s (%s)" % (where, SHARED_STORE_NOTE)
     if backend == "opensearch":
         hosts = settings.get("hosts") if isinstance(settings.get("hosts"), list) else []
         return "results store: opensearch %s" % (

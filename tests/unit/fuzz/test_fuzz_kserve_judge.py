@@ -9,14 +9,14 @@ from hypothesis import strategies as st
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits import base
 
-TEXT = st.text(max_size=40) | st.sampled_from(["Error", "CrashLoopBackOff", "BlockedByFailedLoad", "InvalidSpec",
-                                                "RuntimeNotRecognized", "kserve-container", "storage-initializer",
-                                                "Knative", "False", "True", "Unknown", "\x1b[2J\n"])
+WORDS = ["Error", "CrashLoopBackOff", "BlockedByFailedLoad", "InvalidSpec", "RuntimeNotRecognized", "kserve-container",
+         "storage-initializer", "Knative", "False", "True", "Unknown", "\x1b[2J\n"]
+TEXT = st.text(max_size=40) | st.sampled_from(WORDS)
 COUNT = st.integers(-3, 2 ** 31)
 SCALAR = st.none() | st.booleans() | COUNT | TEXT
 TERMINATED = st.fixed_dictionaries({}, optional={"reason": TEXT, "exitCode": COUNT, "message": TEXT})
-STATE = st.fixed_dictionaries({}, optional={"waiting": st.fixed_dictionaries({}, optional={"reason": TEXT,
-                                                                                          "message": TEXT}),
+WAITING = st.fixed_dictionaries({}, optional={"reason": TEXT, "message": TEXT})
+STATE = st.fixed_dictionaries({}, optional={"waiting": WAITING,
                                             "terminated": TERMINATED,
                                             "running": st.fixed_dictionaries({}, optional={"startedAt": TEXT})})
 CONTAINER = st.fixed_dictionaries({}, optional={"name": TEXT, "restartCount": COUNT, "state": STATE,

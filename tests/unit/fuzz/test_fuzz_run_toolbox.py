@@ -49,8 +49,10 @@ def test_any_command_line_is_a_plan_or_one_line(argv):
     assert isinstance(extra_vars["params"], dict)
 
 
-@given(st.text(max_size=60) | st.lists(st.sampled_from(["C(", "O(", "L(", ")", "(", ",", "\\", "x_y", "=", "#", ":",
-                                                         "RV(", "HORIZONTALLINE", " ", "AC("]), max_size=12).map("".join))
+PIECES = ["C(", "O(", "L(", ")", "(", ",", "\\", "x_y", "=", "#", ":", "RV(", "HORIZONTALLINE", " ", "AC("]
+
+
+@given(st.text(max_size=60) | st.lists(st.sampled_from(PIECES), max_size=12).map("".join))
 def test_any_description_renders_as_one_line_of_text(text):
     rendered = markup.plain(text, "x_")
     assert isinstance(rendered, str) and "\n" not in rendered

@@ -83,8 +83,8 @@ def test_a_configured_sqlite_store_is_named_with_its_key(tmp_path, monkeypatch):
 
 
 def test_an_opensearch_store_is_named_without_its_credentials():
-    line = store_location.store_line(export("opensearch", hosts=["https://admin:s3cr3t-value@os.example.com:9200",
-                                                          "https://os2:9200"]), {})
+    hosts = ["https://admin:s3cr3t-value@os.example.com:9200", "https://os2:9200"]
+    line = store_location.store_line(export("opensearch", hosts=hosts), {})
     assert line == "results store: opensearch https://***@os.example.com:9200, https://os2:9200"
     assert "s3cr3t-value" not in line
 

@@ -86,8 +86,8 @@ class Run:
 
     def skipped(self, task, host="localhost"):
         self.stats.increment("skipped", host)
-        self.callback.v2_runner_on_skipped(self.result(task, {"skipped": True, "changed": False,
-                                                               "false_condition": "x == 1"}, host))
+        skipped = {"skipped": True, "changed": False, "false_condition": "x == 1"}
+        self.callback.v2_runner_on_skipped(self.result(task, skipped, host))
 
     def failed(self, task, data, host="localhost", ignore_errors=False):
         self.stats.increment("failures", host)

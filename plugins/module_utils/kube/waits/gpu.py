@@ -340,8 +340,8 @@ class GpuTimeSlicing(Judge):
             if mig_strategy(node) == "mixed" and str(labels_of(node).get("nvidia.com/gpu.replicas")) == "0":
                 # GFD labels MIG-enabled GPUs without sharing (replicas 0): their slices are not nvidia.com/gpu
                 return failed("%s: MIG strategy mixed, its GPUs are MIG slices (%s) that time-slicing of "
-                              "nvidia.com/gpu does not share" % (node_name(node),
-                                                                  gpu_resource_text(node) or "none advertised"))
+                              "nvidia.com/gpu does not share"
+                              % (node_name(node), gpu_resource_text(node) or "none advertised"))
             count = to_int(labels_of(node).get("nvidia.com/gpu.count"))
             if count == 0 or allocatable_gpus(node) != count * replicas:
                 pending.append("%s (%d of %d)" % (node_name(node), allocatable_gpus(node), count * replicas))

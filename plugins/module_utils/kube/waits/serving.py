@@ -258,8 +258,8 @@ class InferenceServiceReady(Judge):
                 name, condition_text(scaled_away)))
         shown = predictor if predictor is not None and str(predictor.get("status")) != "True" else None
         if shown is None:
-            shown = next((c for c in (condition(isvc, t) for t in ("RoutesReady", "LatestDeploymentReady",
-                                                                  "IngressReady", "Ready"))
+            kinds = ("RoutesReady", "LatestDeploymentReady", "IngressReady", "Ready")
+            shown = next((c for c in (condition(isvc, t) for t in kinds)
                           if c is not None and str(c.get("status")) != "True"), None)
         why = condition_text(shown) if shown else "no status yet"
         if crash is not None:
