@@ -2,7 +2,12 @@
 
 - Which controllers run is the cluster profile's (``Profile.gateway_controllers``, kubesim/profiles.py:
   ``openshift.io/gateway-controller/v1`` on ``openshift``, none on ``vanilla``). A GatewayClass whose
-  ``spec.controllerName`` one of them is gets ``Accepted=True`` (reason ``Accepted``, observedGeneration).
+  ``spec.controllerName`` one of them is gets ``Accepted=True`` (reason ``Accepted``, observedGeneration),
+  unless its ``parametersRef`` names a kind the cluster does not serve, a namespaced object without a namespace
+  (or a cluster-scoped one with one) or an object that does not exist: ``Accepted=False``
+  ``InvalidParameters`` "<Kind> <namespace>/<name> not found" (gatewayclass_types.go
+  GatewayClassReasonInvalidParameters; "Otherwise, this status MUST be set to False"), looked at again when
+  the object appears; the controller provisions no Gateway of a class it did not accept.
   Any other class is never written to: it keeps the status the API server defaulted from its CRD
   (``Accepted`` ``Unknown``/``Pending`` "Waiting for controller", gatewayclass_types.go: "Pending is the
   default Reason on a new GatewayClass"; "Implementations MUST populate status on all GatewayClass
@@ -35,6 +40,7 @@ Upstream sources (kubesim/upstream.py, docs/kubesim.md):
   84436a96b9e6ce2b59ddacd3d04c31b4fbd442de; files: api/v1/inferencepool_types.go, conformance/tests.
 """
 
+from kubesim.controllers.base import Ref
 from kubesim.controllers.operators import OperatorReconciler
 from kubesim.controllers.util import set_condition
 from kubesim.profiles import profile
@@ -55,12 +61,37 @@ def served_controllers(cluster):
 
 def class_controller(cluster, class_name):
     """The ``controllerName`` of GatewayClass ``class_name`` when a running controller serves it, else None
-    (no such class, or a class of a controller the profile does not run)."""
+    (no such class, a class of a controller the profile does not run, or one it refused)."""
     gateway_class = cluster.store.get(CLASSES, "", class_name or "")
     if gateway_class is None:
         return None
     name = (gateway_class.get("spec") or {}).get("controllerName")
-    return name if name in served_controllers(cluster) else None
+    if name not in served_controllers(cluster) or invalid_parameters(cluster, gateway_class):
+        return None
+    return name
+
+
+def _parameters_ref(gateway_class):
+    return (gateway_class.get("spec") or {}).get("parametersRef") or None
+
+
+def invalid_parameters(cluster, gateway_class):
+    """Why the class's ``parametersRef`` makes it ``InvalidParameters`` (a kind not served, a namespace missing
+    or superfluous, an object that does not exist), or None."""
+    ref = _parameters_ref(gateway_class)
+    if ref is None:
+        return None
+    group, kind, name, namespace = ref.get("group") or "", ref.get("kind"), ref.get("name"), ref.get("namespace")
+    resource = next((r for r in cluster.registry.all() if r.group == group and r.kind == kind), None)
+    if resource is None:
+        return "parametersRef kind %s%s is not supported" % (kind, "." + group if group else "")
+    if resource.namespaced and not namespace:
+        return "parametersRef %s %s is namespaced but names no namespace" % (kind, name)
+    if not resource.namespaced and namespace:
+        return "parametersRef %s %s is cluster-scoped but names namespace %s" % (kind, name, namespace)
+    if cluster.store.get(resource.storage_key, namespace or "", name) is None:
+        return "%s %s not found" % (kind, "%s/%s" % (namespace, name) if namespace else name)
+    return None
 
 
 def gateway_controller(cluster, namespace, name):
@@ -88,17 +119,34 @@ class GatewayClassController(OperatorReconciler):
     name = "gatewayclass"
     key = CLASSES
     default_delay = 0.0
+    extra_watches = (("", "configmaps"),)
+
+    def related(self, event):
+        """The classes whose ``parametersRef`` names the object of the event."""
+        meta = event.obj["metadata"]
+        refs = []
+        for gateway_class in self.cluster.store.list(CLASSES)[0]:
+            ref = _parameters_ref(gateway_class)
+            namespace = (ref or {}).get("namespace") or ""
+            if ref and ref.get("name") == meta["name"] and namespace == (meta.get("namespace") or ""):
+                refs.append(Ref(CLASSES, "", gateway_class["metadata"]["name"]))
+        return refs
 
     def sync(self, ref, gateway_class):
         controller = (gateway_class.get("spec") or {}).get("controllerName")
         if controller not in served_controllers(self.cluster):
             return None     # no controller of this cluster claims it: the CRD's default status stays
         now = self.clock.timestamp()
+        invalid = invalid_parameters(self.cluster, gateway_class)
 
         def change(status, obj):
+            generation = obj["metadata"].get("generation", 1)
+            if invalid:
+                status["conditions"] = set_condition(status.get("conditions"), "Accepted", "False",
+                                                     "InvalidParameters", invalid, now, observedGeneration=generation)
+                return
             status["conditions"] = set_condition(status.get("conditions"), "Accepted", "True", "Accepted",
-                                                 "Handled by %s" % controller, now,
-                                                 observedGeneration=obj["metadata"].get("generation", 1))
+                                                 "Handled by %s" % controller, now, observedGeneration=generation)
         self.write_status(ref, change)
         return None
 

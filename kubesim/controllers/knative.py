@@ -1,12 +1,12 @@
 """Knative Serving: a Service (serving.knative.dev/v1) with its Configuration, Revision and Route.
 
-Upstream: knative/serving @ 69aa052f143657969e5f0d7e0902088da6f22566 (knative-v1.21.1, the v0.48.1 that
-kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 requires). The conditions and their transitions are
-the lifecycle files' (pkg/apis/serving/v1/service_lifecycle.go, configuration_lifecycle.go,
-revision_lifecycle.go, route_lifecycle.go) as the reconcilers call them (pkg/reconciler/service/service.go,
+Upstream: knative/serving @ 69aa052f143657969e5f0d7e0902088da6f22566 (knative-v1.21.1). The conditions and
+their transitions are the lifecycle files' - pkg/apis/serving/v1/service_lifecycle.go, configuration_lifecycle.go,
+revision_lifecycle.go, route_lifecycle.go - as the reconcilers call them: pkg/reconciler/service/service.go,
 pkg/reconciler/configuration/configuration.go, pkg/reconciler/revision/reconcile_resources.go,
-pkg/reconciler/route/traffic/errors.go), with knative/pkg's living condition sets (apis/condition_set.go:
-a dependent marked False makes Ready False with its reason; Ready is True once every dependent is):
+pkg/reconciler/route/traffic/errors.go; with the living condition sets of knative.dev/pkg (apis/condition_set.go:
+a dependent marked False makes Ready False with its reason; Ready is True once every dependent is). It is the
+v0.48.1 that kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912 requires (go.mod).
 
 - the Service creates the Configuration and the Route of its name (traffic: 100 % to the latest ready
   revision); its ``ConfigurationsReady`` and ``RoutesReady`` copy their Ready conditions

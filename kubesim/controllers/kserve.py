@@ -1,7 +1,8 @@
 """KServe: InferenceService (serving.kserve.io/v1beta1) and LLMInferenceService (v1alpha1).
 
 InferenceService (kserve/kserve @ aaac4e294dae2c7b1aa1886447793f3aa1c30912: pkg/controller/v1beta1/inferenceservice,
-pkg/apis/serving/v1beta1/inference_service_status.go, components/predictor.go, reconcilers/ingress):
+pkg/apis/serving/v1beta1/inference_service_status.go, pkg/controller/v1beta1/inferenceservice/components/predictor.go,
+pkg/controller/v1beta1/inferenceservice/reconcilers/ingress):
 
 - the runtime: ``spec.predictor.model.runtime`` (a ServingRuntime of the namespace that lists the model's format)
   or the ServingRuntime whose ``supportedModelFormats`` (``autoSelect``) match ``model.modelFormat.name``; custom

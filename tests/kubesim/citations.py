@@ -10,10 +10,13 @@ Sources (each a "where" a citation is read from):
   at the commit their module's docstring names for that repository (or one written in the files);
 - the provenance of every corpus file (``tests/fixtures/upstream/*/*.yaml``).
 
-A path is a token with a slash whose segments are lowercase (a directory: ``conformance/tests``) or
-that ends in a file name with an extension; a bare file name (``router.go``) is in the directory of
-the path before it. Parenthesised remarks are not paths. Citations without a commit cannot be
-checked at a commit and are returned apart (:func:`uncommitted`).
+A path is a token with a slash whose segments are lowercase (a directory: conformance/tests) or
+that ends in a file name with an extension; a bare file name (router.go) is in the directory of
+the path before it. Parenthesised remarks are not paths, nor are RST literals that name no file
+(labels such as ``gpu.slices.gi/ci``, state pairs such as ``pending``/``rebooting``). In
+kubesim/upstream.py, an ``owner/repo @ <commit>`` inside a source's files starts that repository's
+paths. Citations without a commit cannot be checked at a commit and are returned apart
+(:func:`uncommitted`).
 """
 
 import ast
@@ -63,9 +66,16 @@ def _repository(text):
     return text[:-4] if text.endswith(".git") else text
 
 
+def _literal(match):
+    """An RST literal's text when it names a file (``controller.go``), else nothing: a value, not a path."""
+    content = match.group(1)
+    name = content.rsplit("/", 1)[-1]
+    return content if "." in name and name.rsplit(".", 1)[1] in EXTENSIONS else " "
+
+
 def _strip_remarks(text):
-    """Parenthesised remarks out (nested ones too), and RST literals unwrapped."""
-    text = text.replace("``", "")
+    """Parenthesised remarks out (nested ones too), and RST literals unwrapped (those naming a file) or out."""
+    text = re.sub(r"``([^`]*)``", _literal, text)
     previous = None
     while previous != text:
         previous = text
@@ -136,6 +146,16 @@ def _module_docstring(path):
         return ast.get_docstring(ast.parse(handle.read())) or ""
 
 
+def _source_parts(repository, commit, files):
+    """``(repository, commit, text)``: a source's files, the text after an ``owner/repo @ <commit>`` mention
+    (``...; MIG: NVIDIA/k8s-device-plugin @ <commit> internal/lm/...``) read at that repository and commit."""
+    matches = list(MENTION.finditer(files))
+    yield repository, commit, files[: matches[0].start()] if matches else files
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(files)
+        yield _repository(match.group(1)), match.group(2), files[match.end() : end]
+
+
 def upstream_py_citations():
     from kubesim import upstream
 
@@ -143,10 +163,9 @@ def upstream_py_citations():
     for name, source in sorted(upstream.SOURCES.items()):
         if source.repository is None:
             continue
-        for path in paths_in(source.files):
-            citations.append(
-                Citation("kubesim/upstream.py (%s)" % name, _repository(source.repository), source.commit, path)
-            )
+        for repository, commit, text in _source_parts(_repository(source.repository), source.commit, source.files):
+            for path in paths_in(text):
+                citations.append(Citation("kubesim/upstream.py (%s)" % name, repository, commit, path))
     return citations
 
 

@@ -127,7 +127,7 @@ def _pod(obj, ignore=()):
 def _node(obj, ignore=()):
     labels = (obj.get("metadata") or {}).get("labels") or {}
     allocatable = (obj.get("status") or {}).get("allocatable") or {}
-    return {
+    sig = {
         "nfd_gpu_label": any(
             labels.get(k) == "true"
             for k in (
@@ -139,6 +139,42 @@ def _node(obj, ignore=()):
         "gpu_present": labels.get("nvidia.com/gpu.present"),
         "gpu_allocatable": int(allocatable.get("nvidia.com/gpu", "0") or 0) > 0,
     }
+    if "nvidia.com/mig.strategy" in labels:
+        sig.update(_mig(labels, allocatable))
+    return sig
+
+
+def _mig(labels, allocatable):
+    """A MIG node as the gpu waits read it: the strategy and the MIG manager's state, whether GFD's product names
+    a MIG profile (single) or is MIG-INVALID, whether GFD's GPU count is what the device plugin advertises as
+    nvidia.com/gpu, and whether every profile GFD counted (``nvidia.com/mig-<profile>.count``) is advertised
+    with that count (mixed). The profiles and counts themselves depend on the GPU model."""
+    product = labels.get("nvidia.com/gpu.product") or ""
+    counted = {
+        key[len("nvidia.com/") : -len(".count")]: value
+        for key, value in labels.items()
+        if key.startswith("nvidia.com/mig-") and key.endswith(".count")
+    }
+    return {
+        "mig_strategy": labels.get("nvidia.com/mig.strategy"),
+        "mig_config_state": labels.get("nvidia.com/mig.config.state"),
+        "gpu_product_mig": "invalid" if product.endswith("-MIG-INVALID") else "-MIG-" in product,
+        "gpu_count_advertised": labels.get("nvidia.com/gpu.count") == allocatable.get("nvidia.com/gpu"),
+        "mig_profiles_advertised": bool(counted)
+        and all(allocatable.get("nvidia.com/" + name) == count for name, count in counted.items()),
+    }
+
+
+def _inferenceservice(obj, ignore=()):
+    """The conditions, and whether the model is blocked as the inferenceservice wait reads it (transitionStatus
+    ``BlockedByFailedLoad`` or ``InvalidSpec``, with the failure's reason). Other transition states are not
+    compared: the corpus's envtest objects have no pods, so their model stays InProgress even when Ready."""
+    model = (obj.get("status") or {}).get("modelStatus") or {}
+    sig = _base(obj, ignore)
+    sig["model_blocked"] = None
+    if model.get("transitionStatus") in ("BlockedByFailedLoad", "InvalidSpec"):
+        sig["model_blocked"] = [model["transitionStatus"], (model.get("lastFailureInfo") or {}).get("reason")]
+    return sig
 
 
 def _catalogsource(obj, ignore=()):
@@ -206,6 +242,7 @@ SIGNATURES = {
     "Job": _job,
     "Pod": _pod,
     "Node": _node,
+    "InferenceService": _inferenceservice,
     "CatalogSource": _catalogsource,
     "ClusterServiceVersion": _csv,
     "HTTPRoute": _parents,

@@ -34,9 +34,6 @@ for _citation in sorted(CITED, key=lambda c: (_group(c), c.key())):
 
 # sources whose wrong citations belong to engineers working on them now (issue 44): they flip when fixed
 KNOWN_WRONG = {
-    "plugins/module_utils/kube/waits/serving.py": "serving.py cites "
-    "pkg/apis/serving/v1alpha1/llm_inference_service_status.go and pkg/controller/llmisvc, "
-    "absent at the cited kserve commits (the KServe engineer fixes them)",
     "plugins/module_utils/kube/waits/odh.py": "odh.py cites controllers/... and components/kserve/... at "
     "stable-2.x 6d30a324, where the code lives under "
     "internal/controller/ (not this part's file)",
@@ -153,6 +150,23 @@ def test_paths_are_read_as_written():
     assert citations.paths_in(
         "pkg/cvo/status.go (Available/Progressing), feature.node.kubernetes.io/pci-10de.present, " "True/False"
     ) == ["pkg/cvo/status.go"]
+    # nor are RST literals that name no file (labels, states); one that names a file is read
+    assert citations.paths_in(
+        "internal/lm/resource.go: ``gpu.count``/``gpu.product``, ``gpu.slices.gi/ci``, ``pending``/``rebooting``, "
+        "``internal/lm/mig-strategy.go``"
+    ) == ["internal/lm/resource.go", "internal/lm/mig-strategy.go"]
+
+
+def test_a_source_naming_another_repository_is_read_at_that_repository_and_commit():
+    """kubesim/upstream.py's clusterpolicy cites the device plugin and mig-parted after the operator's files."""
+    device_plugin, mig_parted = "1b826acc6af3079d8923bac395c3124b8861a9a6", "bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d"
+    by_key = {(c.repository, c.path): c.commit for c in CITED if c.where == "kubesim/upstream.py (clusterpolicy)"}
+    assert by_key[("NVIDIA/gpu-operator", "controllers/clusterpolicy_controller.go")] == (
+        "a22dbf671f2e26f9a1e342f8eea28e196235e110"
+    )
+    assert by_key[("NVIDIA/k8s-device-plugin", "internal/lm/mig-strategy.go")] == device_plugin
+    assert by_key[("NVIDIA/mig-parted", "pkg/mig/reconfigure/reconfigure.go")] == mig_parted
+    assert ("NVIDIA/gpu-operator", "internal/lm/mig-strategy.go") not in by_key
 
 
 def test_citations_without_a_commit_are_only_those_known():

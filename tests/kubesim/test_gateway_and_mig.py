@@ -112,6 +112,41 @@ def test_an_inference_pool_behind_an_unserved_gateway_has_no_parent(openshift):
     assert not (sim.cluster.store.get(ROUTES, "default", "to-pool").get("status") or {}).get("parents")
 
 
+def test_a_gateway_class_whose_parameters_ref_names_no_object_is_refused_until_the_object_exists(openshift):
+    """gatewayclass_types.go GatewayClassReasonInvalidParameters: a parametersRef naming a nonexistent object (or
+    a kind the cluster does not serve) makes the class Accepted=False; its Gateways are not provisioned."""
+    sim = openshift
+    store = sim.cluster.store
+    served = "openshift.io/gateway-controller/v1"
+    create(sim, GW, "GatewayClass", {"metadata": {"name": "class-params"}, "spec": {
+        "controllerName": served, "parametersRef": {"group": "", "kind": "ConfigMap", "name": "gw-params",
+                                                    "namespace": "default"}}})
+    create(sim, GW, "GatewayClass", {"metadata": {"name": "class-kind"}, "spec": {
+        "controllerName": served, "parametersRef": {"group": "example.com", "kind": "Params", "name": "p"}}})
+    create(sim, GW, "Gateway", {"metadata": {"name": "gw-params", "namespace": "default"},
+                                "spec": {"gatewayClassName": "class-params",
+                                         "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}, "default")
+    refused = eventually(lambda: conditions(store.get(CLASSES, "", "class-params")).get("Accepted", {}).get(
+        "status") == "False" and conditions(store.get(CLASSES, "", "class-params"))["Accepted"])
+    assert refused, store.get(CLASSES, "", "class-params")["status"]
+    assert (refused["reason"], refused["message"], refused["observedGeneration"]) == (
+        "InvalidParameters", "ConfigMap default/gw-params not found", 1)
+    unsupported = eventually(lambda: conditions(store.get(CLASSES, "", "class-kind"))["Accepted"]["status"] == "False"
+                             and conditions(store.get(CLASSES, "", "class-kind"))["Accepted"])
+    assert unsupported, store.get(CLASSES, "", "class-kind")["status"]
+    assert (unsupported["status"], unsupported["reason"], unsupported["message"]) == (
+        "False", "InvalidParameters", "parametersRef kind Params.example.com is not supported")
+    assert sim.wait_idle()
+    assert store.get(GATEWAYS, "default", "gw-params")["status"] == {
+        "conditions": [dict(PENDING, type="Accepted"), dict(PENDING, type="Programmed")]}
+    # the ConfigMap created: the class is accepted and its Gateway programmed
+    create(sim, "v1", "ConfigMap", {"metadata": {"name": "gw-params", "namespace": "default"}, "data": {}}, "default")
+    accepted = eventually(lambda: conditions(store.get(CLASSES, "", "class-params"))["Accepted"]["status"] == "True")
+    assert accepted, store.get(CLASSES, "", "class-params")["status"]
+    assert eventually(lambda: (conditions(store.get(GATEWAYS, "default", "gw-params")).get("Programmed") or {})
+                      .get("status") == "True"), store.get(GATEWAYS, "default", "gw-params")["status"]
+
+
 def test_vanilla_runs_no_gateway_controller():
     with kubesim_cluster(profile="vanilla", addons=["gateway-api"], time_scale=50) as sim:
         create(sim, GW, "GatewayClass", {"metadata": {"name": "openshift"},

@@ -24,9 +24,9 @@ Upstream:
   as the ``deployment`` judge does; MinimumReplicasUnavailable is waited through. ``PropagateStatus``
   copies the Knative Service's Ready, RoutesReady and ConfigurationsReady to PredictorReady,
   PredictorRouteReady and PredictorConfigurationReady (``PropagateCrossComponentStatus``: RoutesReady,
-  LatestDeploymentReady). components/predictor.go: ``InvalidSpec`` with ``RuntimeNotRecognized``
-  ("Waiting for runtime to become available") is retried until the ServingRuntime exists; other
-  ``InvalidSpec`` reasons (NoSupportingRuntime, RuntimeDisabled) need a change.
+  LatestDeploymentReady). pkg/controller/v1beta1/inferenceservice/components/predictor.go: ``InvalidSpec``
+  with ``RuntimeNotRecognized`` ("Waiting for runtime to become available") is retried until the
+  ServingRuntime exists; other ``InvalidSpec`` reasons (NoSupportingRuntime, RuntimeDisabled) need a change.
 - knative/serving @ 69aa052f143657969e5f0d7e0902088da6f22566 (knative-v1.21.1, the v0.48.1 KServe
   requires): pkg/apis/serving/v1/revision_lifecycle.go, configuration_lifecycle.go, route_lifecycle.go,
   service_lifecycle.go - a revision whose container exits is ``ContainerHealthy=False`` (``ExitCode<n>``)
@@ -46,8 +46,8 @@ Upstream:
   Accepted/ResolvedRefs; ``BackendNotFound`` clears once the backend exists.
 - kubernetes-sigs/gateway-api-inference-extension @ 84436a96b9e6ce2b59ddacd3d04c31b4fbd442de
   (api/v1/inferencepool_types.go): ``status.parents[]`` per Gateway, Accepted/ResolvedRefs;
-  v1alpha2 (@ c7202e7605dcf9a6bd9895ca0aa97983ca2399d8) ``status.parent[]`` with a default
-  ``Status/default`` parent ``Pending``.
+  the older v1alpha2 @ c7202e7605dcf9a6bd9895ca0aa97983ca2399d8 (apix/v1alpha2) ``status.parent[]`` with a
+  default ``Status/default`` parent ``Pending``.
 """
 
 from __future__ import annotations
@@ -190,7 +190,8 @@ class InferenceServiceReady(Judge):
     upstream = (KSERVE, "pkg/controller/v1beta1/inferenceservice/controller.go, "
                         "pkg/apis/serving/v1beta1/inference_service_status.go, "
                         "pkg/controller/v1beta1/inferenceservice/components/predictor.go; "
-                        "knative/serving: pkg/apis/serving/v1/*_lifecycle.go")
+                        "knative/serving pkg/apis/serving/v1/service_lifecycle.go, configuration_lifecycle.go, "
+                        "revision_lifecycle.go, route_lifecycle.go")
     options = ("max_restarts",)
 
     def check(self, target):
@@ -411,7 +412,7 @@ class InferencePoolAccepted(Judge):
     description = "an InferencePool accepted"
     api_version = "inference.networking.k8s.io/v1"
     kind = "InferencePool"
-    upstream = (GIE, "api/v1/inferencepool_types.go, apix/v1alpha2 (older)")
+    upstream = (GIE, "api/v1/inferencepool_types.go, apix/v1alpha2 (v1alpha2)")
     options = ("api_version",)
 
     def queries(self, target):
