@@ -33,14 +33,7 @@ for _citation in sorted(CITED, key=lambda c: (_group(c), c.key())):
     GROUPS.setdefault(_group(_citation), []).append(_citation)
 
 # sources whose wrong citations belong to engineers working on them now (issue 44): they flip when fixed
-KNOWN_WRONG = {
-    "plugins/module_utils/kube/waits/odh.py": "odh.py cites controllers/... and components/kserve/... at "
-    "stable-2.x 6d30a324, where the code lives under "
-    "internal/controller/ (not this part's file)",
-    "plugins/module_utils/kube/waits/monitoring.py": "monitoring.py cites pkg/operator/statusreporter.go, "
-    "absent at prometheus-operator 6adcebc5 "
-    "(pkg/operator/statefulset_reporter.go; not this part's file)",
-}
+KNOWN_WRONG = {}
 
 # citations no offline check could read at their commit (cited-paths.json: exists null, "how" says why)
 UNVERIFIED = {
@@ -128,7 +121,17 @@ def test_a_wrong_citation_is_one_line_naming_file_citation_and_what_exists_inste
     )
     cited = citations.docstring_citations("kubesim/controllers/example.py", docstring)
     assert [c.path for c in cited] == ["controllers/datasciencecluster", "pkg/never/cited.go"]
-    assert problems(cited, LISTING) == [
+    # the operator moved its controllers under internal/ before this commit: a row recording the absence
+    absent = {
+        "repository": "opendatahub-io/opendatahub-operator",
+        "commit": "6d30a3241082501fd5b930408906eaeb62f99d59",
+        "path": "controllers/datasciencecluster",
+        "exists": False,
+        "instead": "internal/controller/datasciencecluster",
+    }
+    listing = dict(LISTING)
+    listing[(absent["repository"], absent["commit"], absent["path"])] = absent
+    assert problems(cited, listing) == [
         "kubesim/controllers/example.py: "
         "opendatahub-io/opendatahub-operator@6d30a3241082:controllers/datasciencecluster "
         "does not exist at that commit; instead: internal/controller/datasciencecluster",

@@ -4,7 +4,7 @@
 """Judges of monitoring: the Prometheus custom resource of the Prometheus operator.
 
 Upstream: prometheus-operator/prometheus-operator @ 6adcebc5076c34f4f55f8f5f7b1e528929373ac7
-(pkg/prometheus/server/operator.go, pkg/operator/statusreporter.go, Documentation): ``Available`` is
+(pkg/prometheus/server/operator.go, pkg/operator/statefulset_reporter.go, Documentation): ``Available`` is
 False (StatefulSetNotFound, NoPodReady), ``Degraded`` (SomePodsNotReady) or True; ``Reconciled`` True
 or False (ReconciliationFailed, retried). A Prometheus is up when both are True for its generation and
 every replica is updated (the operator's own e2e check); openshift/cluster-monitoring-operator @
@@ -27,7 +27,7 @@ class PrometheusAvailable(Judge):
     api_version = "monitoring.coreos.com/v1"
     kind = "Prometheus"
     upstream = ("https://github.com/prometheus-operator/prometheus-operator",
-                "pkg/prometheus/server/operator.go, pkg/operator/statusreporter.go")
+                "pkg/prometheus/server/operator.go, pkg/operator/statefulset_reporter.go")
 
     def observe(self, found, target):
         prometheus = self.subject(found, target)

@@ -6,15 +6,15 @@
 Upstream: opendatahub-io/opendatahub-operator, branch stable-2.x @ 6d30a3241082501fd5b930408906eaeb62f99d59
 (the 2.x line OpenShift AI 2.x ships) and main @ 0c0c9913c712e3adac471a50f4bb461c125ef534.
 
-- DSCInitialization (controllers/dscinitialization/dscinitialization_controller.go): ``phase``
+- DSCInitialization (internal/controller/dscinitialization/dscinitialization_controller.go): ``phase``
   Progressing (``ReconcileInit``) then Ready; ``phase: Error`` (``ReconcileFailed``) is retried with
   back-off. Its readiness is the phase: 2.x has no ``Ready`` condition, and in 3.x ``Ready`` mirrors
   the Monitoring CR, not the DSCInitialization. A missing Service Mesh operator makes
   ``CapabilityServiceMesh=False`` (``MissingOperator``) while the phase is still Ready.
-- DataScienceCluster (controllers/datasciencecluster, pkg/controller/reconciler): ``phase`` ``Ready`` or
+- DataScienceCluster (internal/controller/datasciencecluster, pkg/controller/reconciler): ``phase`` ``Ready`` or
   ``Not Ready``; ``<Component>Ready`` mirrors each component's Ready (``DeploymentsNotReady``,
   "n/m deployments ready" while it rolls out). KServe with Serverless checks its prerequisites first
-  (components/kserve/kserve_controller_actions.go ``checkPreConditions``): the DSCI's service mesh
+  (internal/controller/components/kserve/kserve_controller_actions.go ``checkPreConditions``): the DSCI's service mesh
   Managed (``ServiceMeshNotConfigured``), the Service Mesh and Serverless operators installed ("...
   operator must be installed for this component's configuration"). Upstream retries those for ever;
   they need a person, so a wait ends on them with their message.
@@ -39,7 +39,7 @@ class DSCInitializationReady(Judge):
     description = "a DSCInitialization Ready"
     api_version = "dscinitialization.opendatahub.io/v1"
     kind = "DSCInitialization"
-    upstream = (ODH, "controllers/dscinitialization/dscinitialization_controller.go (stable-2.x), "
+    upstream = (ODH, "internal/controller/dscinitialization/dscinitialization_controller.go (stable-2.x), "
                      "internal/controller/dscinitialization (main)")
     needs_name = False
 
@@ -72,8 +72,8 @@ class DataScienceClusterReady(Judge):
     description = "a DataScienceCluster Ready"
     api_version = "datasciencecluster.opendatahub.io/v1"
     kind = "DataScienceCluster"
-    upstream = (ODH, "controllers/datasciencecluster, pkg/controller/reconciler, "
-                     "components/kserve/kserve_controller_actions.go (stable-2.x)")
+    upstream = (ODH, "internal/controller/datasciencecluster, pkg/controller/reconciler, "
+                     "internal/controller/components/kserve/kserve_controller_actions.go (stable-2.x)")
     needs_name = False
 
     def observe(self, found, target):
