@@ -1870,10 +1870,6 @@ DIFFERS.update(
         "kserve/inferenceservice-success-serverless.yaml": "kubesim runs no transformer component: no "
         "TransformerReady, TransformerConfigurationReady, TransformerRouteReady (the predictor's conditions agree); "
         "the envtest expectation has no Stopped condition",
-        "kserve/inferenceservice-success-loaded-after-recovery.yaml": "the corpus object's PredictorReady reason "
-        "MinimumReplicasAvailable is Available's: PropagateRawStatus overrides it with Progressing's "
-        "NewReplicaSetAvailable (inference_service_status.go:401-411), which a 1-replica Deployment gets in the same "
-        "status write as Available=True - kubesim writes NewReplicaSetAvailable; the corpus object is to be fixed",
         "kserve/llminferenceservice-success.yaml": "no InferencePoolReady condition",
         "kserve/llminferenceservice-transient-workload-rollout.yaml": "no InferencePoolReady condition",
         "kserve/llminferenceservice-failure-config-not-found.yaml": "spec.baseRefs is not resolved: no "
