@@ -21,6 +21,10 @@ description:
     workers run, a C(Failed) CSV that OLM retries. Those are waited through, never taken as the end.
   - A failure or a timeout is one line naming the object, its condition, reason and message (the
     last state seen); RV(states) lists every distinct state seen, with when.
+  - With O(waits), several waits (each its own judge and objects) run in one call and one look loop,
+    with one connection to the API server, instead of a module call (a Python process loading the
+    kubernetes client) each. A wait that is ready is no longer read; the first wait that fails ends
+    them all; O(timeout) is for them all. RV(waits) holds each wait's own result.
   - In the C(perfscale.topsail.k8s) action group (the toolbox sets its connection).
 author:
   - perfscale.topsail developers (@perfscale)
@@ -30,23 +34,34 @@ options:
       - What to wait for, by name (e.g. V(csv), V(catalogsource), V(subscription), V(nodefeaturediscovery),
         V(gpu_stack), V(inferenceservice), V(job), V(deployment), V(pods_ready), V(pipelinerun)); an unknown
         name fails with the list of known ones.
+      - With O(waits), the judge of the waits that do not name their own.
     type: str
-    required: true
   namespace:
-    description: The namespace of the objects (when namespaced).
+    description:
+      - The namespace of the objects (when namespaced).
+      - With O(waits), that of the waits that do not name their own.
     type: str
   name:
-    description: The name of the object (the judges of one object need it).
+    description: The name of the object (the judges of one object need it). Not with O(waits).
     type: str
   label_selectors:
-    description: Label selectors of the objects (judges of several objects).
+    description: Label selectors of the objects (judges of several objects). Not with O(waits).
     type: list
     elements: str
     default: []
   options:
-    description: The judge's own options (e.g. C(csv_prefix) for V(csv), C(label) for V(node_labels)); others are refused.
+    description:
+      - The judge's own options (e.g. C(csv_prefix) for V(csv), C(label) for V(node_labels)); others are refused.
+      - With O(waits), options every wait gets (a wait's own O(options) are added to them).
     type: dict
     default: {}
+  waits:
+    description:
+      - Several waits at once, each a mapping of C(judge), C(namespace), C(name), C(label_selectors) and
+        C(options) (as the options of the same names; another key is refused); at most 50.
+      - A malformed wait is refused, by its place (C(waits[1])), before anything is read.
+    type: list
+    elements: dict
   timeout:
     description: Seconds to wait at most (0 - look once).
     type: float
@@ -70,6 +85,21 @@ attributes:
 """
 
 EXAMPLES = r"""
+- name: Wait for the exported PVC to be Bound and the provisioner to be rolled out
+  perfscale.topsail.k8s_wait:
+    namespace: nfs-provisioner
+    waits:
+      - {judge: pvc_bound, name: nfs-provisioner-export}
+      - {judge: deployment, name: nfs-provisioner}
+    timeout: 300
+    fail_on_timeout: false
+  register: provisioner
+
+- name: Fail when the PVC is not Bound
+  ansible.builtin.fail:
+    msg: "{{ provisioner.waits[0].msg }}"
+  when: provisioner.waits[0].state != 'ready'
+
 - name: Wait for the operator's CSV (OLM's retries waited through)
   perfscale.topsail.k8s_wait:
     judge: csv
@@ -102,9 +132,17 @@ timed_out:
   returned: always
   type: bool
 resources:
-  description: The objects last read, by query (C(subject) is the one the judge is about).
+  description: The objects last read, by query (C(subject) is the one the judge is about); empty with O(waits).
   returned: always
   type: dict
+waits:
+  description:
+    - With O(waits), each wait's result in their order - C(judge), C(state), C(summary), C(msg) (its one
+      line), C(states), C(elapsed_s), C(timed_out) and C(resources), as a wait of its own returns them. A
+      wait still waiting when another failed is C(waiting), not C(timed_out).
+  returned: when O(waits) is given
+  type: list
+  elements: dict
 """
 
 import copy
@@ -119,13 +157,14 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.reads import ApiReader
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import Target, wait_for
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import Target, WaitError, wait_for
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.several import wait_for_all, waits_from
 
 
 def argspec():
     args = copy.deepcopy(AUTH_ARG_SPEC)
     args.update(
-        judge=dict(type="str", required=True),
+        judge=dict(type="str"),
         namespace=dict(type="str"),
         name=dict(type="str"),
         label_selectors=dict(type="list", elements="str", default=[]),
@@ -133,29 +172,48 @@ def argspec():
         timeout=dict(type="float", default=600),
         delay=dict(type="float", default=5),
         fail_on_timeout=dict(type="bool", default=True),
+        waits=dict(type="list", elements="dict"),
     )
     return args
+
+
+def one_wait(module, params):
+    if not params["judge"]:
+        raise WaitError("k8s_wait: judge: missing; expected the judge of the wait (or waits, each with its judge)")
+    judge = waits.judge(params["judge"])
+    target = Target(params["namespace"], params["name"], params["label_selectors"], params["options"])
+    judge.check(target)
+    queries = judge.queries(target)
+    reader = ApiReader(K8sService(get_api_client(module=module), module), queries.get("subject"))
+    result = wait_for(judge, target, reader.fetch, params["timeout"], params["delay"],
+                      watch=reader.watch if reader.subject is not None else None)
+    return result, dict(result.as_dict(), changed=False, resources=result.found)
+
+
+def several_waits(module, params):
+    given = [key for key in ("name", "label_selectors") if params[key]]
+    if given:
+        raise WaitError("k8s_wait: %s: not with waits; expected each wait to name its objects" % ", ".join(given))
+    entries = waits_from(params["waits"], params["judge"], params["namespace"], params["options"])
+    reader = ApiReader(K8sService(get_api_client(module=module), module), None)
+    result = wait_for_all(entries, reader.fetch, params["timeout"], params["delay"], watch=reader.watch_any)
+    each = [dict(wait.as_dict(), judge=judge.name, msg=wait.message(params["timeout"]), resources=wait.found)
+            for (judge, _target), wait in zip(entries, result.results)]
+    return result, dict(result.as_dict(), changed=False, resources={}, waits=each)
 
 
 def main():
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     params = module.params
     try:
-        judge = waits.judge(params["judge"])
-        target = Target(params["namespace"], params["name"], params["label_selectors"], params["options"])
-        judge.check(target)
-        queries = judge.queries(target)
-        reader = ApiReader(K8sService(get_api_client(module=module), module), queries.get("subject"))
-        result = wait_for(judge, target, reader.fetch, params["timeout"], params["delay"],
-                          watch=reader.watch if reader.subject is not None else None)
+        result, out = several_waits(module, params) if params["waits"] is not None else one_wait(module, params)
     except CoreException as exc:
         module.fail_from_exception(exc)
     except PerfscaleError as exc:
         module.fail_json(msg=str(exc))
-    out = dict(result.as_dict(), changed=False, resources=result.found)
-    if result.state != waits.base.READY and params["fail_on_timeout"]:
-        module.fail_json(msg=result.message(params["timeout"]), **out)
     out["msg"] = result.message(params["timeout"])
+    if result.state != waits.base.READY and params["fail_on_timeout"]:
+        module.fail_json(**out)
     module.exit_json(**out)
 
 

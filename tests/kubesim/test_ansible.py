@@ -141,3 +141,52 @@ def test_k8s_wait_sees_a_change_at_once_through_a_watch(sim, tmp_path):
     result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
                              "-c", "local", str(playbook)], capture_output=True, text=True, env=env, timeout=240)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def _run_tasks(sim, tmp_path, tasks, name):
+    playbook = tmp_path / name
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks,
+                                         "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}}]))
+    env = dict(os.environ, KUBECONFIG=sim.kubeconfig, K8S_AUTH_KUBECONFIG=sim.kubeconfig, HOME=str(tmp_path),
+               ANSIBLE_HOME=str(tmp_path / ".ansible"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,",
+                           "-c", "local", str(playbook)], capture_output=True, text=True, env=env, timeout=240)
+
+
+def test_k8s_wait_waits_for_several_objects_in_one_call_and_names_the_one_that_failed(sim, tmp_path):
+    """One k8s_wait call for three Jobs (two succeed at different times, each its own result), then one
+    for a Job that fails beside a Job still running: the failure ends the call, naming the failed Job;
+    a malformed wait is one line naming its place before anything is read."""
+    def job(name, outcome="Succeeded", duration="20"):
+        annotations = {"kubesim.perfscale.io/duration-s": duration, "kubesim.perfscale.io/outcome": outcome}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+                "spec": {"backoffLimit": 0, "template": {
+                    "metadata": {"annotations": annotations},
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    tasks = [
+        {"name": "Create the Jobs in one call", "kubernetes.core.k8s": {"state": "present", "definition": [
+            job("several-a"), job("several-b", duration="60"), job("several-c"),
+            job("several-bad", outcome="Failed"), job("several-long", duration="2000")]}},
+        {"name": "Wait for three", "register": "three", "perfscale.topsail.k8s_wait": {
+            "judge": "job", "namespace": "default", "timeout": 120, "delay": 1,
+            "waits": [{"name": "several-a"}, {"name": "several-b"}, {"name": "several-c"}]}},
+        {"name": "Wait for a failing one beside a long one", "register": "failing", "ignore_errors": True,
+         "perfscale.topsail.k8s_wait": {"judge": "job", "namespace": "default", "timeout": 120, "delay": 1,
+                                        "waits": [{"name": "several-long"}, {"name": "several-bad"}]}},
+        {"name": "A malformed wait", "register": "malformed", "ignore_errors": True,
+         "perfscale.topsail.k8s_wait": {"namespace": "default", "waits": [{"judge": "job", "name": "x"}, {"nmae": "y"}]}},
+        {"name": "Check", "ansible.builtin.assert": {"that": [
+            "three.state == 'ready' and three.waits | length == 3",
+            "three.waits | map(attribute='state') | unique == ['ready']",
+            "three.waits[1].elapsed_s > three.waits[0].elapsed_s",
+            "three.waits[1].resources.subject[0].metadata.name == 'several-b'",
+            "failing is failed and failing.state == 'failed'",
+            "failing.msg is search('^Job default/several-bad: Failed=True')",
+            "failing.waits[0].state == 'waiting' and not failing.waits[0].timed_out",
+            "malformed is failed",
+            "malformed.msg == 'waits[1]: unknown key(s) nmae (expected some of judge, namespace, name, "
+            "label_selectors, options)'"]}},
+    ]
+    result = _run_tasks(sim, tmp_path, tasks, "several.yml")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

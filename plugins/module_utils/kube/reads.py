@@ -99,12 +99,19 @@ def read(svc, query):
 
 class ApiReader:
     """Looks at the cluster for ``waits.base.wait_for``: ``fetch(query) -> [objects]``, and ``watch(seconds)``,
-    which waits for a change of the subject (a watch from the resourceVersion of the last look at it)."""
+    which waits for a change of the subject (a watch from the resourceVersion of the last look at it).
+    ``watch_any(seconds, queries)`` does the same for several waits: it watches the first of ``queries``
+    already read."""
 
     def __init__(self, svc, subject):
         self.svc = svc
         self.subject = subject
-        self.subject_version = None
+        # the resourceVersion of the last look, by query
+        self.versions = {}
+
+    @property
+    def subject_version(self):
+        return self.versions.get(self.subject) if self.subject is not None else None
 
     def fetch(self, query):
         found = read(self.svc, query)
@@ -112,15 +119,22 @@ class ApiReader:
             # a kind whose CRD its operator has not installed yet: waited for
             raise FetchError("the cluster serves no %s (%s) yet" % (query.kind, query.api_version))
         objects, version = found
-        if query == self.subject:
-            self.subject_version = version
+        self.versions[query] = version
         return objects
 
-    def watch(self, seconds):
-        """True when the subject changed within ``seconds``; False when the watch ended without a change
-        or could not be opened (the caller sleeps the rest)."""
-        query = self.subject
-        if self.subject_version is None or seconds < 1:
+    def watch_any(self, seconds, queries):
+        """``watch`` of the first of ``queries`` with a resourceVersion (False when none has one)."""
+        for query in queries:
+            if self.versions.get(query) is not None:
+                return self.watch(seconds, query)
+        return False
+
+    def watch(self, seconds, query=None):
+        """True when the subject (or ``query``) changed within ``seconds``; False when the watch ended
+        without a change or could not be opened (the caller sleeps the rest)."""
+        query = query if query is not None else self.subject
+        version = self.versions.get(query) if query is not None else None
+        if version is None or seconds < 1:
             return False
         try:
             resource = self.svc.find_resource(query.kind, query.api_version, fail=False)
@@ -129,7 +143,7 @@ class ApiReader:
             events = resource.watch(namespace=query.namespace if resource.namespaced else None, name=query.name,
                                     label_selector=",".join(query.label_selectors) or None,
                                     field_selector=",".join(query.field_selectors) or None,
-                                    resource_version=self.subject_version, timeout=int(seconds))
+                                    resource_version=version, timeout=int(seconds))
             for event in events:
                 if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
                     events.close()

@@ -94,3 +94,35 @@ def test_a_refusal_is_terminal_and_a_lost_connection_is_not():
     with pytest.raises(FetchError) as error:
         reads.read(svc, Query("v1", "Pod", namespace="a"))
     assert not error.value.terminal and "connection refused" in str(error.value)
+
+
+class Events(list):
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_several_waits_watch_the_first_of_their_subjects_already_read_from_its_version():
+    pods = FakeResource([{"metadata": {"name": "p1"}}])
+    watched = []
+
+    def watch(**kwargs):
+        watched.append(kwargs)
+        return Events([{"type": "MODIFIED"}])
+    pods.watch = watch
+    namespaces = FakeResource([NAMESPACE], namespaced=False)
+    svc = FakeService({("v1", "Namespace"): namespaces, ("v1", "Pod"): pods})
+    reader = reads.ApiReader(svc, None)
+    never_read = Query("v1", "Namespace", name="serving")
+    listed = Query("v1", "Pod", namespace="a", label_selectors=["app=x"])
+    assert reader.watch_any(5, [never_read, listed]) is False and watched == []
+    reader.fetch(listed)
+    assert reader.watch_any(5, [never_read, listed]) is True
+    assert watched == [dict(namespace="a", name=None, label_selector="app=x", field_selector=None,
+                            resource_version="42", timeout=5)]
+    # the single wait's subject keeps its own version
+    single = reads.ApiReader(svc, listed)
+    assert single.subject_version is None
+    single.fetch(listed)
+    assert single.subject_version == "42"

@@ -144,12 +144,14 @@ def role_waits():
                 stack.extend(task.get(key) or ())
             wait = task.get("perfscale.topsail.k8s_wait")
             if wait:
-                judge = str(wait["judge"])
-                # a templated judge names its choices as quoted literals
-                names = re.findall(r"'([a-z_]+)'", judge) if "{{" in judge else [judge]
-                assert names and all(n in waits.JUDGES for n in names), (path, judge)
-                for name in names:
-                    used.setdefault(name, set()).add(os.path.relpath(path, ROLES).split(os.sep)[0])
+                # one judge, or several waits (each its judge, or the task's)
+                judges = [str(entry.get("judge") or wait["judge"]) for entry in wait.get("waits") or [wait]]
+                for judge in judges:
+                    # a templated judge names its choices as quoted literals
+                    names = re.findall(r"'([a-z_]+)'", judge) if "{{" in judge else [judge]
+                    assert names and all(n in waits.JUDGES for n in names), (path, judge)
+                    for name in names:
+                        used.setdefault(name, set()).add(os.path.relpath(path, ROLES).split(os.sep)[0])
     return used
 
 

@@ -1,0 +1,71 @@
+"""How many cluster module calls a role's tasks make (each a Python process loading the kubernetes client):
+the roles that apply, read or wait on several objects in one call stay at their count, and no Secret is
+applied with ``apply: true`` (kubernetes.core would copy its data into the last-applied annotation).
+
+benchmarks/role_process_counts.py measures the same roles on kubesim; docs/development.md says why."""
+
+import glob
+import os
+
+import pytest
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CLUSTER_ACTIONS = ("kubernetes.core.", "perfscale.topsail.k8s_")
+
+# role -> the cluster module tasks of its tasks/steps.yml; a task with a loop is a call per item at run
+# time: only the loops of LOOPS (kubernetes.core.k8s_log reads one pod)
+BUDGET = {
+    "server_deploy_nginx_server": 2,         # apply (namespace, ConfigMap, Deployment, Service), wait
+    "server_deploy_redis_server": 2,         # apply (namespace, Deployment, Service), wait
+    "server_deploy_opensearch": 3,           # namespace + Secret, apply, wait
+    "server_deploy_minio_s3_server": 6,      # namespace + Secret, apply, wait, delete the bucket Job, apply, wait
+    "server_deploy_ldap": 7,                 # OAuth, namespace + Secrets, apply, wait, OAuth patch, 2 operator waits
+    "storage_deploy_nfs_provisioner": 5,     # classes, apply, defaults patched, PVC + provisioner waits, classes
+    "storage_download_to_pvc": 7,            # namespace + PVC, Secret, delete, apply, wait, pods + PVC, log
+    "fine_tuning_run_fine_tuning_job": 5,    # namespace + PVC, delete, apply, wait (with the pods), logs
+}
+
+LOOPS = {("fine_tuning_run_fine_tuning_job", "Read every pod's log")}
+
+
+def tasks_of(entries):
+    for entry in entries or ():
+        if not isinstance(entry, dict):
+            continue
+        yield entry
+        for section in ("block", "rescue", "always"):
+            yield from tasks_of(entry.get(section))
+
+
+def cluster_tasks(role):
+    with open(os.path.join(REPO, "roles", role, "tasks", "steps.yml"), encoding="utf-8") as handle:
+        tasks = list(tasks_of(yaml.safe_load(handle)))
+    return [(task.get("name"), action, task) for task in tasks for action in task
+            if isinstance(action, str) and action.startswith(CLUSTER_ACTIONS)]
+
+
+@pytest.mark.parametrize("role", sorted(BUDGET))
+def test_a_role_makes_no_more_cluster_module_calls_than_its_budget(role):
+    found = cluster_tasks(role)
+    looped = [name for name, _action, task in found
+              if ("loop" in task or "with_items" in task) and (role, name) not in LOOPS]
+    assert not looped, "%s: a cluster module call per loop item: %s" % (role, looped)
+    assert len(found) <= BUDGET[role], "%s: %d cluster module calls, expected at most %d: %s" % (
+        role, len(found), BUDGET[role], [name for name, _action, _task in found])
+
+
+def test_no_role_applies_a_secret():
+    offenders = []
+    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            for task in tasks_of(yaml.safe_load(handle)):
+                args = task.get("kubernetes.core.k8s")
+                if not isinstance(args, dict) or not args.get("apply"):
+                    continue
+                definitions = args.get("definition")
+                definitions = definitions if isinstance(definitions, list) else [definitions]
+                kinds = [d.get("kind") for d in definitions if isinstance(d, dict)]
+                if "Secret" in kinds or "kind: Secret" in str(args.get("definition")) or "'Secret'" in str(definitions):
+                    offenders.append("%s: %s" % (os.path.relpath(path, REPO), task.get("name")))
+    assert not offenders, offenders
