@@ -62,3 +62,5 @@ def test_any_waits_are_pairs_or_one_line_and_any_answers_end_in_a_state(specs, j
         return
     assert result.state in base.STATES and one_line(result.message(6))
     assert len(result.results) == len(entries) and all(one_line(r.summary) for r in result.results)
+    # objects typed as the API server types them are never taken for mistyped ones (base.observe)
+    assert not any("is not of the type its schema gives it" in r.summary for r in result.results), result.message(6)

@@ -151,9 +151,9 @@ class Judge:
 
     def subject(self, found, target):
         """The one subject object, or None when it does not exist (yet)."""
-        objects = found.get("subject") or []
+        objects = [o for o in found.get("subject") or [] if isinstance(o, dict)]
         if target.name:
-            objects = [o for o in objects if (o.get("metadata") or {}).get("name") == target.name]
+            objects = [o for o in objects if name_of(o) == target.name]
         return objects[0] if objects else None
 
     def absent(self, target):
@@ -165,20 +165,30 @@ class Judge:
 
 def describe(obj):
     """``Kind namespace/name`` (``Kind name`` for a cluster-scoped object)."""
-    metadata = obj.get("metadata") or {}
+    if not isinstance(obj, dict):
+        return "a %s where an object was expected" % type(obj).__name__
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     name = metadata.get("name") or "?"
     if metadata.get("namespace"):
         name = "%s/%s" % (metadata["namespace"], name)
     return "%s %s" % (obj.get("kind") or "object", name)
 
 
+def name_of(obj):
+    """``metadata.name`` of an object, or None."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
 def status_of(obj):
-    status = (obj or {}).get("status")
+    status = obj.get("status") if isinstance(obj, dict) else None
     return status if isinstance(status, dict) else {}
 
 
 def conditions_of(obj, field="conditions"):
-    return [c for c in status_of(obj).get(field) or () if isinstance(c, dict)]
+    items = status_of(obj).get(field)
+    return [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
 
 
 def condition(obj, ctype, field="conditions"):
@@ -209,7 +219,7 @@ def condition_text(item):
     if item is None:
         return "no condition"
     text = "%s=%s" % (item.get("type"), item.get("status"))
-    detail = ": ".join(p for p in (item.get("reason"), short(item.get("message"))) if p)
+    detail = ": ".join(str(p) for p in (item.get("reason"), short(item.get("message"))) if p)
     return "%s (%s)" % (text, detail) if detail else text
 
 
@@ -226,9 +236,10 @@ def conditions_text(obj, types=None, only_status=None):
 
 def generation_observed(obj):
     """False when the status describes an older generation than the spec (a waiting client's rule)."""
-    observed = status_of(obj).get("observedGeneration")
-    generation = (obj.get("metadata") or {}).get("generation")
-    return observed is None or generation is None or int(observed) >= int(generation)
+    observed = to_int(status_of(obj).get("observedGeneration"), None)
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    generation = to_int(metadata.get("generation"), None) if isinstance(metadata, dict) else None
+    return observed is None or generation is None or observed >= generation
 
 
 def to_int(value, default=0):
@@ -253,6 +264,24 @@ def quantity_count(value):
 
 
 # --- the wait loop -------------------------------------------------------------------------------
+
+# what a judge raises reading a field that is not of the type its schema gives it: no API server sends such
+# an object (it validates status against the kind's schema), a proxy, a CRD whose status preserves unknown
+# fields or a hand-written fake can
+MISTYPED = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def observe(judge, found, target):
+    """``judge.observe(found, target)``; objects the judge cannot read because a field is mistyped end the
+    wait as failed, with one line naming the judge, the objects and the error (waiting cannot fix them)."""
+    try:
+        return judge.observe(found, target)
+    except MISTYPED as exc:
+        objects = [describe(o) for answer in found.values() for o in (answer if isinstance(answer, list) else [answer])]
+        shown = ", ".join(objects[:3]) + (" and %d more" % (len(objects) - 3) if len(objects) > 3 else "")
+        return failed("%s cannot read %s: a field is not of the type its schema gives it (%s: %s)" % (
+            judge.name, shown or "what the API answered", type(exc).__name__, short(exc)))
+
 
 class WaitResult:
     """How a wait ended: ``state``, the last ``summary``, the objects last ``found``, the distinct
@@ -337,7 +366,7 @@ def wait_for(judge, target, fetch, timeout_s, delay_s, clock=time.monotonic, sle
     while True:
         try:
             found = fetch_all(fetch, queries)
-            seen = judge.observe(found, target)
+            seen = observe(judge, found, target)
         except FetchError as exc:
             seen = Seen(FAILED if exc.terminal else WAITING, "API error: %s" % short(exc))
         elapsed = clock() - start

@@ -17,7 +17,7 @@ import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits as registry
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import (
-    FAILED, READY, WAITING, FetchError, Seen, Target, WaitError, WaitResult, _seconds, pause, short)
+    FAILED, READY, WAITING, FetchError, Seen, Target, WaitError, WaitResult, _seconds, observe, pause, short)
 
 # the keys of one wait of ``waits`` (k8s_wait's options of the same names)
 WAIT_KEYS = ("judge", "namespace", "name", "label_selectors", "options")
@@ -124,7 +124,7 @@ def _observe(judge, target, look):
     try:
         for key, query in judge.queries(target).items():
             found[key] = look.read(query)
-        return judge.observe(found, target), found
+        return observe(judge, found, target), found
     except FetchError as exc:
         return Seen(FAILED if exc.terminal else WAITING, "API error: %s" % short(exc)), found
 
