@@ -17,7 +17,9 @@ template annotations reach every pod it creates:
 - ``pod-ip``: the pod's IP (default a fake ``10.128.x.y``); ``127.0.0.1`` makes the pod's ports those of
   a local process, for a client that dials the pod's IP (a scraper);
 - ``ready``: ``"false"``: the container runs but never becomes Ready (a failing
-  readiness probe); ``ready-delay-s``: simulated seconds from start to Ready;
+  readiness probe); ``ready-delay-s``: simulated seconds from start to Ready. A start that crashes
+  (``CrashLoopBackOff``) is Ready until it exits when its first container has no ``readinessProbe``, as the
+  kubelet marks it, and never Ready when it has one (the server it probes never came up);
 - ``run-local``: ``"true"``: run the first container's ``command`` + ``args`` as a
   local process (see :mod:`kubesim.localexec`); its exit code decides
   Succeeded/Failed and its output is the log; ``"false"``: never. With
@@ -284,6 +286,14 @@ class PodController(Controller):
                 return c.get("image", "")
         return ""
 
+    def _readiness_probed(self, pod):
+        """Has the first container a readiness probe? The kubelet marks a container without one Ready as soon as
+        it runs, and one with a probe only once the probe passes (kubernetes/kubernetes
+        pkg/kubelet/prober/prober_manager.go, UpdatePodStatus): a start that crashes (a model server that fails
+        to load and never listens) is never Ready behind a probe, and Ready until it exits without one."""
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        return bool(containers[0].get("readinessProbe"))
+
     def _readiness(self, pod, started_at):
         """``(ready, seconds until ready or None)`` from the ``ready``/``ready-delay-s`` annotations."""
         if str(_annotation(pod, "ready", "true")).lower() == "false":
@@ -353,7 +363,9 @@ class PodController(Controller):
         if self._local(pod):
             return self._start_local(ref, pod, now)
         self._write_log(ref, pod)
-        ready, ready_in = self._readiness(pod, now)
+        # a first start that crashes (crash-count is at least one) is never Ready behind a readiness probe
+        crashing_probed = self._outcome(pod) == "CrashLoopBackOff" and self._readiness_probed(pod)
+        ready, ready_in = (False, None) if crashing_probed else self._readiness(pod, now)
         self._status(ref, lambda obj: self._running_status(obj, now, ready=ready))
         self.cluster.record_event(pod, "Started", "Started container %s" % self._containers(pod)[0], component="kubelet")
         if self._outcome(pod) == "Running":
@@ -427,7 +439,8 @@ class PodController(Controller):
                 int(container.get("restartCount") or 0) >= crashes:
             outcome = "Running"    # crashed crash-count times: this start succeeds
         started_at = (state.get("running") or {}).get("startedAt")
-        if started_at and not container.get("ready"):
+        crashing_probed = outcome == "CrashLoopBackOff" and self._readiness_probed(pod)
+        if started_at and not container.get("ready") and not crashing_probed:
             ready, ready_in = self._readiness(pod, started_at)
             if ready:
                 self._status(ref, lambda obj: self._running_status(
@@ -455,7 +468,8 @@ class PodController(Controller):
             restarts = int(container.get("restartCount") or 0)
             if "waiting" in state:
                 self._write_log(ref, pod)
-                ready, ready_in = self._readiness(pod, now)
+                # the restarted container runs: Ready unless this start crashes too behind a readiness probe
+                ready, ready_in = (False, None) if crashing_probed else self._readiness(pod, now)
                 self._status(ref, lambda obj: self._running_status(obj, now, restarts, container.get("lastState"),
                                                                     ready=ready))
                 return min(duration, ready_in) if ready_in else duration

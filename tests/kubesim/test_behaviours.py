@@ -107,6 +107,39 @@ def test_a_named_behaviour_crash_once_restarts_the_container_once_then_runs(sim)
         sim.image_behaviours.clear()
 
 
+def test_a_start_that_crashes_is_never_ready_behind_a_readiness_probe_and_ready_until_it_exits_without_one(sim):
+    """The kubelet marks a container without a readiness probe Ready as soon as it runs, one with a probe only
+    once the probe passes (pkg/kubelet/prober/prober_manager.go): a model server that crashes while it loads
+    never passes its probe. crash-once behind a probe: Ready only on the start after the crash."""
+    sim.image_behaviours.add("quay.io/x/crashing:*", behaviour="crash-loop", **{"duration-s": "4"})
+    sim.image_behaviours.add("quay.io/x/recovering:*", behaviour="crash-once", **{"duration-s": "4"})
+    probe = {"httpGet": {"path": "/health", "port": 8080}}
+    cases = {"unprobed": ("quay.io/x/crashing:1", None), "probed": ("quay.io/x/crashing:1", probe),
+             "probed-once": ("quay.io/x/recovering:1", probe)}
+    try:
+        pods = sim.cluster.resource_for_key(("", "pods"))
+        for name, (image, readiness) in cases.items():
+            container = {"name": "main", "image": image}
+            if readiness:
+                container["readinessProbe"] = readiness
+            sim.cluster.create(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                                      "spec": {"containers": [container]}}, namespace="default")
+        seen = {name: [] for name in cases}
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline and not any(ready for ready, _restarts in seen["probed-once"]):
+            for name in cases:
+                status = (sim.cluster.store.get(("", "pods"), "default", name) or {}).get("status") or {}
+                container = (status.get("containerStatuses") or [{}])[0]
+                seen[name].append((bool(container.get("ready")), int(container.get("restartCount") or 0)))
+            time.sleep(0.02)
+        assert any(ready for ready, _restarts in seen["unprobed"]), seen["unprobed"][-5:]
+        assert max(restarts for _ready, restarts in seen["probed"]) >= 1
+        assert not any(ready for ready, _restarts in seen["probed"])
+        assert [restarts for ready, restarts in seen["probed-once"] if ready][:1] == [1], seen["probed-once"][-5:]
+    finally:
+        sim.image_behaviours.clear()
+
+
 def test_a_slow_storage_pod_waits_in_container_creating_then_runs(sim):
     sim.image_behaviours.add("quay.io/x/slow:*", behaviour="slow-storage", **{"start-delay-s": "20"})
     try:
