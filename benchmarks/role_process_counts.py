@@ -31,6 +31,7 @@ CALLBACKS = os.path.join(_common.REPO, "benchmarks", "callback")
 VANILLA = dict(profile="vanilla", time_scale=20, pod_start_delay=0)
 OPENSHIFT = dict(profile="openshift", time_scale=20, pod_start_delay=0.1)
 KUBEFLOW = dict(profile="vanilla", addons=["kubeflow"], time_scale=20, pod_start_delay=0.1)
+KSERVE = dict(profile="openshift", addons=["kserve"], time_scale=20, pod_start_delay=0.1)
 FT_SUMMARY = {"train_runtime": 12.5, "train_samples_per_second": 40.0, "train_steps_per_second": 2.5,
               "train_loss": 1.25, "epoch": 1.0}
 
@@ -50,6 +51,15 @@ def _namespace(kube, name, pvc=None):
         kube.resources.get(api_version="v1", kind="PersistentVolumeClaim").create(namespace=name, body={
             "metadata": {"name": pvc},
             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}})
+
+
+def _guidellm_report(sim):
+    """guidellm's image prints a real report (tests/fixtures/llm_load) after the marker the role looks for."""
+    with open(os.path.join(_common.REPO, "tests", "fixtures", "llm_load", "guidellm_report_v2.json"),
+              encoding="utf-8") as handle:
+        report = json.load(handle)
+    sim.image_behaviours.add("ghcr.io/vllm-project/guidellm:*", log="Benchmarks completed\n%s\n%s" % (
+        "--- perfscale.topsail: guidellm report ---", json.dumps(report)), **{"duration-s": "5"})
 
 
 # (role, sim settings, toolbox command, args(tmp), setup(kube, sim) or None); the arguments of the roles'
@@ -81,6 +91,15 @@ CASES = [
                   "timeout": 120, "hyper_parameters": {"num_train_epochs": 1, "per_device_train_batch_size": 4}},
      lambda kube, sim: (_namespace(kube, "ft", pvc="storage"), sim.image_behaviours.add(
          "quay.io/modh/fms-hf-tuning:*", **{"trainer-summary": json.dumps(FT_SUMMARY), "duration-s": "5"}))),
+    ("kserve_deploy_model", KSERVE, "kserve deploy_model",
+     lambda tmp: {"namespace": "serving", "model_name": "granite-3b", "sr_name": "vllm-runtime",
+                  "sr_kserve_image": "quay.io/modh/vllm:rhoai-2.25", "inference_service_name": "granite",
+                  "raw_deployment": True, "gpu_count": 0, "delay": 1, "timeout": 120},
+     lambda kube, sim: _namespace(kube, "serving")),
+    ("llmd_run_guidellm_benchmark", KSERVE, "llmd run_guidellm_benchmark",
+     lambda tmp: {"endpoint_url": "http://openshift-ai-inference.openshift-ingress.gateway.kubesim.example.com/llm/qwen",
+                  "guidellm_args": ["--rate-type=synchronous", "--max-requests=20"], "timeout": 120},
+     lambda kube, sim: _guidellm_report(sim)),
 ]
 SECRETS = {"opensearch.properties": "admin_password=Op3nS-earch!9b2\n",
            "minio.properties": "user_password=Mini0-S3cret\n",
@@ -140,7 +159,7 @@ def counts(records, role):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-ref", default="main", help="the git ref measured as 'before' (default: main)")
-    parser.add_argument("--only", nargs="*", help="only these roles")
+    parser.add_argument("--only", nargs="*", help="only these roles (the others keep what was recorded for them)")
     options = parser.parse_args()
     cases = [case for case in CASES if not options.only or case[0] in options.only]
     results = {}
@@ -148,6 +167,8 @@ def main():
     from kubernetes.dynamic import DynamicClient
     with tempfile.TemporaryDirectory(prefix="perfscale-roles-") as tmp:
         before = export_ref(options.before_ref, os.path.join(tmp, "before"))
+        before_commit = subprocess.run(["git", "rev-parse", "--short", options.before_ref], cwd=_common.REPO, check=True,
+                                       stdout=subprocess.PIPE, text=True).stdout.strip()
         secrets = os.path.join(tmp, "secrets")
         os.makedirs(secrets)
         for name, text in SECRETS.items():
@@ -162,16 +183,28 @@ def main():
                     wall, cpu, code, records = run_role(checkout, command, make_args(work), sim.kubeconfig, work,
                                                         secrets)
                 entry = dict(counts(records, role), wall_s=round(wall, 2), cpu_s=round(cpu, 2), returncode=code)
-                results.setdefault(role, {})[label] = entry
+                results.setdefault(role, {"before_ref": before_commit})[label] = entry
                 print("%-34s %-6s k8s module processes %3d (role's own %3d), all %3d, wall %6.1f s, cpu %6.1f s%s" % (
                     role, label, entry["k8s_module_processes"], entry["role_k8s_module_processes"],
                     entry["module_processes"], wall, cpu, "" if code == 0 else "  FAILED (%d)" % code),
                     file=sys.stderr)
+    if options.only:
+        results = dict(_recorded_roles(), **results)
     totals = {label: {key: sum(results[role][label][key] for role in results)
                       for key in ("k8s_module_processes", "module_processes", "wall_s", "cpu_s")}
               for label in ("before", "after")}
-    _common.record("role_process_counts", {"before_ref": options.before_ref, "roles": results, "totals": totals,
-                                           "load_average": os.getloadavg()})
+    _common.record("role_process_counts", {"roles": results, "totals": totals, "load_average": os.getloadavg()})
+
+
+def _recorded_roles():
+    """The roles of the last recording, each with the ref its 'before' was measured at."""
+    path = os.path.join(_common.RESULTS, "role_process_counts.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        recorded = json.load(handle)
+    return {role: dict(entry, before_ref=entry.get("before_ref", recorded.get("before_ref")))
+            for role, entry in recorded["roles"].items()}
 
 
 if __name__ == "__main__":

@@ -57,6 +57,12 @@ def test_a_model_deployed_validated_failing_and_removed(toolbox, kube, sim, tmp_
     assert broken.returncode != 0
     assert "InferenceService serving/broken" in " ".join(read(broken.command_dir, "FAILURE").split())
 
+    # delete_others (the default): the broken one goes, in one call that waits until it is gone
+    again = toolbox("kserve deploy_model", args, tmp_path / "again")
+    assert again.returncode == 0, again.output
+    assert [isvc["metadata"]["name"] for isvc in kube.get("InferenceService", namespace="serving", api_version=ISVC)] \
+        == ["granite"]
+
     state = toolbox("kserve capture_state", {"namespace": "serving"}, tmp_path / "state")
     assert state.returncode == 0, state.output
     assert "granite ready=True" in read(state.command_dir, "inferenceservices.txt")

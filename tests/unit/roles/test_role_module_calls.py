@@ -24,6 +24,10 @@ BUDGET = {
     "storage_deploy_nfs_provisioner": 5,     # classes, apply, defaults patched, PVC + provisioner waits, classes
     "storage_download_to_pvc": 7,            # namespace + PVC, Secret, delete, apply, wait, pods + PVC, log
     "fine_tuning_run_fine_tuning_job": 5,    # namespace + PVC, delete, apply, wait (with the pods), logs
+    "kserve_deploy_model": 4,                # namespace + Knative + KServe config + InferenceServices, delete, apply, wait
+    "llmd_deploy_inference_pool": 3,         # namespace, apply, picker + pool waits
+    "llmd_run_guidellm_benchmark": 4,        # delete, apply, wait (with the pods), log
+    "rhods_wait_ods/wait_platform": 2,       # DataScienceCluster, DSCInitialization + DataScienceCluster + Deployments waits
 }
 
 LOOPS = {("fine_tuning_run_fine_tuning_job", "Read every pod's log")}
@@ -39,7 +43,9 @@ def tasks_of(entries):
 
 
 def cluster_tasks(role):
-    with open(os.path.join(REPO, "roles", role, "tasks", "steps.yml"), encoding="utf-8") as handle:
+    """The cluster module tasks of ``role`` (its tasks/steps.yml), or of ``role/file`` (its tasks/file.yml)."""
+    role, _slash, tasks_file = role.partition("/")
+    with open(os.path.join(REPO, "roles", role, "tasks", (tasks_file or "steps") + ".yml"), encoding="utf-8") as handle:
         tasks = list(tasks_of(yaml.safe_load(handle)))
     return [(task.get("name"), action, task) for task in tasks for action in task
             if isinstance(action, str) and action.startswith(CLUSTER_ACTIONS)]
