@@ -144,8 +144,14 @@ def role_waits():
                 stack.extend(task.get(key) or ())
             wait = task.get("perfscale.topsail.k8s_wait")
             if wait:
-                # one judge, or several waits (each its judge, or the task's)
-                judges = [str(entry.get("judge") or wait["judge"]) for entry in wait.get("waits") or [wait]]
+                # one judge, or several waits (each its judge, or the task's); waits built by a template
+                # name each judge as a quoted literal ('judge': 'deployment')
+                several = wait.get("waits") or [wait]
+                if isinstance(several, str):
+                    judges = re.findall(r"'judge':\s*'([a-z_]+)'", several)
+                    assert judges, (path, several)
+                else:
+                    judges = [str(entry.get("judge") or wait["judge"]) for entry in several]
                 for judge in judges:
                     # a templated judge names its choices as quoted literals
                     names = re.findall(r"'([a-z_]+)'", judge) if "{{" in judge else [judge]
