@@ -99,8 +99,10 @@ def test_a_model_that_crashes_once_is_deployed_and_one_that_keeps_crashing_fails
     assert isvc["status"]["modelStatus"]["lastFailureInfo"]["reason"] == "ModelLoadFailed"   # it did crash
     assert looping.returncode != 0
     failure = " ".join(read(looping.command_dir, "FAILURE").split())
-    assert "InferenceService flaky/loop: model BlockedByFailedLoad: container kserve-container of pod loop-predictor-" \
-        in failure, failure
+    # "model BlockedByFailedLoad: " once KServe has written the crash into modelStatus; its reconcile follows the
+    # kubelet's restart, and the wait may look in between (seen on a loaded machine): the pod's crash is named either way
+    assert re.search(r"InferenceService flaky/loop: (model BlockedByFailedLoad: )?container kserve-container of pod "
+                     r"loop-predictor-", failure), failure
     # the wait fails at the first look that sees the container crashed with at least max_restarts restarts
     crashed = re.search(r"restarted (\d+) time\(s\), last terminated Error exit code 1: torch.OutOfMemoryError: CUDA "
                         r"out of memory; still crashing after (\d+) restarts \(max_restarts 2\)", failure)
