@@ -35,3 +35,33 @@ def ascii_locale():
     locale.setlocale(locale.LC_CTYPE, "C")
     yield
     locale.setlocale(locale.LC_CTYPE, previous)
+
+
+# seconds each test file took in a recorded run (tools/slowest_tests.py --file-times writes it from the
+# JUnit records of `make test`); absent or unreadable: the collection order stays as it is
+FILE_TIMES = os.path.join(REPO_ROOT, "tests", "file_times.json")
+
+
+def longest_files_first(items, seconds_by_file):
+    """``items`` with the files that took longest first (longest processing time first: on xdist workers with
+    ``--dist loadfile``, the long files start early instead of being the tail of the step). A file with no
+    recorded time (a new one) counts as the longest; the order inside a file is kept."""
+    def path_of(item):
+        return item.nodeid.split("::", 1)[0]
+    longest = max(seconds_by_file.values(), default=0.0)
+    return sorted(items, key=lambda item: -seconds_by_file.get(path_of(item), longest + 1.0))
+
+
+def pytest_collection_modifyitems(config, items):
+    # only on xdist workers, whose collection order the loadfile scheduler follows (run with
+    # --no-loadscope-reorder, which otherwise orders files by their number of tests)
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    import json
+
+    try:
+        with open(FILE_TIMES, encoding="utf-8") as handle:
+            seconds_by_file = {str(path): float(seconds) for path, seconds in json.load(handle).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return
+    items[:] = longest_files_first(items, seconds_by_file)

@@ -23,8 +23,11 @@ trap 'rm -rf "$ANSIBLE_HOME"' EXIT
 # so a module's kubesim stays in one process); PYTEST_WORKERS=0 runs them in this process. The
 # integration and cluster tests wait on servers and simulated clusters part of the time: three
 # workers keep two cores busy there (the cluster step: 578 s with three, about 635 s with two)
-workers=(-n "${PYTEST_WORKERS:-2}" --dist loadfile)
-busy_workers=(-n "${PYTEST_WORKERS:-3}" --dist loadfile)
+# The files go to the workers longest first, by the times of a recorded run (tests/file_times.json,
+# tests/conftest.py), so that a long file does not start last and run alone at the end of its step; xdist's
+# own reordering (by number of tests per file) is off
+workers=(-n "${PYTEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder)
+busy_workers=(-n "${PYTEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder)
 
 failed=()
 step() {
@@ -74,7 +77,9 @@ else
   failed+=("lint steps")
 fi
 
-"$bin/python" tools/slowest_tests.py --top 25 unit="$ANSIBLE_HOME/junit-unit.xml" \
+# this run's file times (kept in .cache/; `cp .cache/file_times.json tests/` records them for the next runs)
+mkdir -p "$repo/.cache"
+"$bin/python" tools/slowest_tests.py --top 25 --file-times "$repo/.cache/file_times.json" unit="$ANSIBLE_HOME/junit-unit.xml" \
   integration="$ANSIBLE_HOME/junit-integration.xml" kubesim="$ANSIBLE_HOME/junit-kubesim.xml" \
   cluster="$ANSIBLE_HOME/junit-cluster.xml"
 echo "=== make test: $SECONDS s in all"

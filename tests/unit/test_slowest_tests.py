@@ -45,3 +45,36 @@ def test_an_empty_or_broken_file_is_left_out_or_empty(tmp_path, capsys, content)
     assert slowest_tests.main(["unit=%s" % path]) == 0
     out = capsys.readouterr().out
     assert out.startswith("the 0 slowest tests of this run:") or "unit 0 s (0 tests)" in out
+
+
+def test_file_times_add_up_each_file_longest_first_and_a_test_class_counts_for_its_file(tmp_path, capsys):
+    unit = tmp_path / "unit.xml"
+    unit.write_text(JUNIT.replace('<testcase classname="tests.unit.test_b"',
+                                  '<testcase classname="tests.unit.test_b.TestGroup" name="test_in_class" time="9.0"/>'
+                                  '<testcase classname="tests.unit.test_b"'))
+    times = tmp_path / "file_times.json"
+    assert slowest_tests.main(["--file-times", str(times), "unit=%s" % unit]) == 0
+    capsys.readouterr()
+    written = times.read_text()
+    assert list(__import__("json").loads(written).items()) == [("tests/unit/test_b.py", 9.0),
+                                                               ("tests/unit/test_a.py", 7.8)]
+    assert not (tmp_path / "file_times.json.tmp").exists()
+
+
+class _Item:
+    def __init__(self, nodeid):
+        self.nodeid = nodeid
+
+
+def test_the_longest_files_go_first_a_new_file_before_them_and_each_file_keeps_its_order():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tests_root_conftest", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conftest.py"))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    items = [_Item(n) for n in ("tests/a.py::one", "tests/a.py::two", "tests/b.py::one", "tests/new.py::one",
+                                "tests/c.py::one", "tests/b.py::two")]
+    ordered = conftest.longest_files_first(items, {"tests/a.py": 1.0, "tests/b.py": 30.0, "tests/c.py": 5.0})
+    assert [i.nodeid for i in ordered] == [
+        "tests/new.py::one", "tests/b.py::one", "tests/b.py::two", "tests/c.py::one", "tests/a.py::one", "tests/a.py::two"]
