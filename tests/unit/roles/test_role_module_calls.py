@@ -9,6 +9,7 @@ import os
 
 import pytest
 import yaml
+from test_task_names_and_summaries import tasks_of
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CLUSTER_ACTIONS = ("kubernetes.core.", "perfscale.topsail.k8s_")
@@ -31,15 +32,6 @@ BUDGET = {
 }
 
 LOOPS = {("fine_tuning_run_fine_tuning_job", "Read every pod's log")}
-
-
-def tasks_of(entries):
-    for entry in entries or ():
-        if not isinstance(entry, dict):
-            continue
-        yield entry
-        for section in ("block", "rescue", "always"):
-            yield from tasks_of(entry.get(section))
 
 
 def cluster_tasks(role):

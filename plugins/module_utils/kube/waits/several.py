@@ -17,7 +17,7 @@ import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits as registry
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import (
-    FAILED, READY, WAITING, FetchError, Seen, Target, WaitError, WaitResult, _seconds, observe, pause, short)
+    FAILED, READY, WAITING, FetchError, Seen, Target, WaitError, WaitResult, observe, pause, short)
 
 # the keys of one wait of ``waits`` (k8s_wait's options of the same names)
 WAIT_KEYS = ("judge", "namespace", "name", "label_selectors", "options")
@@ -78,26 +78,14 @@ def waits_from(specs, judge=None, namespace=None, options=None):
     return entries
 
 
-class SeveralResult:
+class SeveralResult(WaitResult):
     """How several waits ended: ``state`` (ready when all are, failed when one is), a one-line ``summary``,
-    ``results`` (a ``WaitResult`` per wait, in order), the distinct overall ``states`` seen, ``elapsed_s``."""
+    ``results`` (a ``WaitResult`` per wait, in order), the distinct overall ``states`` seen, ``elapsed_s``;
+    its message and dict are a single wait's (the objects are each wait's own, in ``results``)."""
 
     def __init__(self, state, summary, results, states, elapsed_s, timed_out):
-        self.state = state
-        self.summary = summary
+        super().__init__(state, summary, {}, states, elapsed_s, timed_out)
         self.results = results
-        self.states = states
-        self.elapsed_s = elapsed_s
-        self.timed_out = timed_out
-
-    def message(self, timeout_s):
-        if self.timed_out:
-            return "not ready after %s s; last state: %s" % (_seconds(timeout_s), self.summary)
-        return self.summary
-
-    def as_dict(self):
-        return {"state": self.state, "summary": self.summary, "states": self.states,
-                "elapsed_s": round(self.elapsed_s, 3), "timed_out": self.timed_out}
 
 
 class _Look:
