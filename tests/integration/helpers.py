@@ -22,10 +22,13 @@ def ansible_env(extra=None):
     env["ANSIBLE_NOCOLOR"] = "1"
     env["ANSIBLE_FORCE_COLOR"] = "0"
     env.pop("ARTIFACT_DIR", None)
-    if env.get("PERFSCALE_TASK_TIMES"):  # profiling the suite: tests/profiling/callback/task_times.py
+    # profiling the suite: tests/profiling/callback/task_times.py and worker_profile.py
+    profilers = [name for name, variable in (("task_times", "PERFSCALE_TASK_TIMES"),
+                                             ("worker_profile", "PERFSCALE_WORKER_PROFILE")) if env.get(variable)]
+    if profilers:
         env["ANSIBLE_CALLBACK_PLUGINS"] = os.path.join(os.path.dirname(HERE), "profiling", "callback")
-        env["ANSIBLE_CALLBACKS_ENABLED"] = \
-            "perfscale.topsail.toolbox_log,perfscale.topsail.kpi_export,task_times"
+        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
+            ["perfscale.topsail.toolbox_log", "perfscale.topsail.kpi_export"] + profilers)
     env.update(extra or {})
     return env
 
