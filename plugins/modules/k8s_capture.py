@@ -122,7 +122,8 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import state
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import reads, state
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError
 
 try:
     from kubernetes.dynamic.exceptions import DynamicApiError
@@ -177,17 +178,12 @@ def _logs(svc, pods, tail_lines):
         for container in statuses:
             instances = [False] + ([True] if container.get("restartCount") else [])
             for previous in instances:
-                query = {"container": container["name"]}
-                if previous:
-                    query["previous"] = True
-                if tail_lines:
-                    query["tailLines"] = tail_lines
                 try:
-                    text = pod_resource.log.get(name=metadata["name"], namespace=metadata["namespace"],
-                                                query_params=query, serialize=False).data.decode("utf-8", "replace")
-                except DynamicApiError as exc:
+                    text = reads.container_log(pod_resource, metadata["namespace"], metadata["name"], container["name"],
+                                               previous=previous, tail_lines=tail_lines)
+                except FetchError as exc:
                     # a log that cannot be read (a container that never started) is said, not fatal
-                    text = "(log not available: %s)" % " ".join(str(exc).split())[:300]
+                    text = "(log not available: %s)" % exc
                 logs.append({"namespace": metadata["namespace"], "pod": metadata["name"],
                              "container": container["name"], "previous": previous, "text": text})
     return logs

@@ -29,7 +29,9 @@ options:
       - The reads, by a name of your choosing (the key of its result in RV(resources)).
       - Each is a mapping of C(kind) (required), C(api_version) (default V(v1)), C(name),
         C(namespace), C(label_selectors) and C(field_selectors) (lists of strings), as in
-        M(kubernetes.core.k8s_info); another key is refused.
+        M(kubernetes.core.k8s_info), and C(logs); another key is refused.
+      - C(logs=true) (kind C(Pod) only) also reads the log of every pod the query found, in the
+        same call - RV(logs) - instead of one M(kubernetes.core.k8s_log) call (a process) per pod.
     type: dict
     required: true
 extends_documentation_fragment:
@@ -73,6 +75,20 @@ api_found:
   returned: always
   type: dict
   sample: {"namespace": true, "groups": true}
+logs:
+  description:
+    - By the name of each query with C(logs=true), the log of each pod it found, by pod name - the
+      logs of its containers in the order of its spec, one after the other (as
+      M(kubernetes.core.k8s_log) with C(all_containers) gives them).
+    - A pod whose log cannot be read (a container that never started) is not there, it is in RV(log_errors).
+  returned: always
+  type: dict
+  sample: {"burners": {"gpu-burn-node-1": "100.0%  proc'd: 2 (25000 Gflop/s)\n"}}
+log_errors:
+  description: By the name of each query with C(logs=true), why the log of a pod could not be read, by pod name.
+  returned: always
+  type: dict
+  sample: {"burners": {}}
 """
 
 import copy
@@ -98,20 +114,23 @@ def main():
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     try:
         queries = {key: reads.query_from(key, spec) for key, spec in module.params["queries"].items()}
+        with_logs = [key for key, spec in module.params["queries"].items() if reads.wants_logs(key, spec)]
     except ValueError as exc:
         module.fail_json(msg="k8s_read: %s" % exc)
-    resources, api_found = {}, {}
+    resources, api_found, logs, log_errors = {}, {}, {}, {}
     try:
         svc = K8sService(get_api_client(module=module), module)
         for key, query in queries.items():
             found = reads.read(svc, query)
             api_found[key] = found is not None
             resources[key] = found[0] if found is not None else []
+        for key in with_logs:
+            logs[key], log_errors[key] = reads.pod_logs(svc, resources[key])
     except CoreException as exc:
         module.fail_from_exception(exc)
     except FetchError as exc:
         module.fail_json(msg="k8s_read: %s" % exc, resources=resources, api_found=api_found)
-    module.exit_json(changed=False, resources=resources, api_found=api_found)
+    module.exit_json(changed=False, resources=resources, api_found=api_found, logs=logs, log_errors=log_errors)
 
 
 if __name__ == "__main__":

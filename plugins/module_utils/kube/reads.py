@@ -34,8 +34,8 @@ except ImportError:
     class TransportError(_LibraryMissing):
         """Never raised: urllib3 is missing."""
 
-# the keys of a query as k8s_read takes them (k8s_info's names)
-QUERY_KEYS = ("api_version", "kind", "namespace", "name", "label_selectors", "field_selectors")
+# the keys of a query as k8s_read takes them (k8s_info's names), and ``logs`` for pods
+QUERY_KEYS = ("api_version", "kind", "namespace", "name", "label_selectors", "field_selectors", "logs")
 
 
 def reason(exc):
@@ -65,6 +65,50 @@ def query_from(key, spec):
         selectors[name] = value
     return Query(spec.get("api_version") or "v1", spec["kind"], spec.get("namespace"), spec.get("name"),
                  selectors["label_selectors"], selectors["field_selectors"])
+
+
+def wants_logs(key, spec):
+    """Whether a query of k8s_read asks for its pods' logs (``logs: true``, for kind Pod of v1 only)."""
+    value = spec.get("logs", False)
+    if not isinstance(value, bool):
+        raise ValueError("query %s: expected logs to be true or false, got %r" % (key, value))
+    if value and (spec.get("kind") != "Pod" or (spec.get("api_version") or "v1") != "v1"):
+        raise ValueError("query %s: logs are read for kind Pod (v1) only, not %s" % (key, spec.get("kind")))
+    return value
+
+
+def container_log(pod_resource, namespace, pod, container, previous=False, tail_lines=0):
+    """The text of one container's log (its previous instance with ``previous``, the last ``tail_lines``
+    lines when not 0); ``FetchError`` naming the container when the API cannot give it (a container that
+    never started)."""
+    query = {"container": container}
+    if previous:
+        query["previous"] = True
+    if tail_lines:
+        query["tailLines"] = tail_lines
+    try:
+        answer = pod_resource.log.get(name=pod, namespace=namespace, query_params=query, serialize=False)
+    except (DynamicApiError, ApiException, TransportError, OSError) as exc:
+        raise FetchError("log of %s/%s container %s: %s" % (namespace, pod, container, reason(exc))) from None
+    return answer.data.decode("utf-8", "replace")
+
+
+def pod_logs(svc, pods):
+    """``({pod name: text}, {pod name: reason})``: the logs of ``pods`` (objects as read), each the logs of
+    its containers in the order of its spec, one after the other (as ``kubernetes.core.k8s_log`` with
+    ``all_containers``: the log of a one-container pod as it is). A pod whose log cannot be read is in
+    the second mapping, not the first: the caller decides whether that fails."""
+    pod_resource = find_resource(svc, Query("v1", "Pod"))
+    texts, errors = {}, {}
+    for pod in pods:
+        metadata = pod.get("metadata") or {}
+        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name")]
+        try:
+            texts[metadata.get("name")] = "".join(container_log(pod_resource, metadata.get("namespace"), metadata.get("name"),
+                                                                container) for container in containers)
+        except FetchError as exc:
+            errors[metadata.get("name")] = str(exc)
+    return texts, errors
 
 
 def find_resource(svc, query):

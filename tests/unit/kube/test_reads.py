@@ -126,3 +126,68 @@ def test_several_waits_watch_the_first_of_their_subjects_already_read_from_its_v
     assert single.subject_version is None
     single.fetch(listed)
     assert single.subject_version == "42"
+
+
+class LogAnswer:
+    def __init__(self, text):
+        self.data = text.encode("utf-8")
+
+
+class FakeLogs:
+    """The pods/log subresource: ``logs[(pod, container)]`` is the text, or an exception to raise."""
+
+    def __init__(self, logs):
+        self.logs = logs
+        self.calls = []
+
+    def get(self, name, namespace, query_params, serialize):
+        assert serialize is False
+        self.calls.append((namespace, name, dict(query_params)))
+        answer = self.logs[(name, query_params["container"])]
+        if isinstance(answer, Exception):
+            raise answer
+        return LogAnswer(answer)
+
+
+def pod(name, *containers):
+    return {"metadata": {"name": name, "namespace": "burn"}, "spec": {"containers": [{"name": c} for c in containers]}}
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"kind": "Pod", "logs": True}, True),
+    ({"kind": "Pod", "api_version": "v1"}, False),
+    ({"kind": "Pod", "logs": False}, False),
+])
+def test_logs_are_asked_for_pods(spec, expected):
+    reads.query_from("q", spec)
+    assert reads.wants_logs("q", spec) is expected
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"kind": "Deployment", "logs": True}, "query q: logs are read for kind Pod (v1) only, not Deployment"),
+    ({"kind": "Pod", "api_version": "v2", "logs": True}, "query q: logs are read for kind Pod (v1) only, not Pod"),
+    ({"kind": "Pod", "logs": "yes"}, "query q: expected logs to be true or false, got 'yes'"),
+])
+def test_logs_of_something_else_than_pods_are_refused_in_one_line(spec, expected):
+    with pytest.raises(ValueError) as raised:
+        reads.wants_logs("q", spec)
+    assert str(raised.value) == expected
+
+
+def test_pod_logs_are_each_pod_s_containers_in_spec_order_and_an_unreadable_one_is_said_apart():
+    resource = FakeResource([])
+    resource.log = FakeLogs({("a", "main"): "a main\n", ("b", "init-like"): "b first\n", ("b", "main"): "b second\n",
+                             ("c", "main"): ApiException(status=400, reason="container main is waiting to start")})
+    svc = FakeService({("v1", "Pod"): resource})
+    texts, errors = reads.pod_logs(svc, [pod("a", "main"), pod("b", "init-like", "main"), pod("c", "main")])
+    assert texts == {"a": "a main\n", "b": "b first\nb second\n"}
+    assert errors == {"c": "log of burn/c container main: 400 container main is waiting to start"}
+    assert resource.log.calls[:3] == [("burn", "a", {"container": "main"}), ("burn", "b", {"container": "init-like"}),
+                                      ("burn", "b", {"container": "main"})]
+
+
+def test_a_container_log_asks_for_the_previous_instance_and_the_tail():
+    resource = FakeResource([])
+    resource.log = FakeLogs({("a", "main"): "restarted\n"})
+    assert reads.container_log(resource, "burn", "a", "main", previous=True, tail_lines=20) == "restarted\n"
+    assert resource.log.calls == [("burn", "a", {"container": "main", "previous": True, "tailLines": 20})]

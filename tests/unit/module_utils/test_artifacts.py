@@ -4,6 +4,8 @@ import os
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.perfscale.topsail.plugins.module_utils import errors
 from ansible_collections.perfscale.topsail.plugins.module_utils.run import artifacts as art
@@ -104,3 +106,26 @@ def test_unwritable_parent_is_a_clear_error(tmp_path):
         target = str(locked / "child")
     with pytest.raises(errors.ArtifactError, match=re.escape("artifact directory %s: cannot be created" % target)):
         art.ensure_dir(target)
+
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=80)
+DOCUMENTS = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+                         lambda children: st.lists(children, max_size=4) | st.dictionaries(TEXT, children, max_size=4),
+                         max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DOCUMENTS)
+def test_dump_yaml_reads_back_as_the_same_data(document):
+    """(The pure-Python emitter does not always: it writes a NEL, U+0085, raw in a quoted scalar,
+    which reads back as a space.)"""
+    import yaml
+
+    assert yaml.safe_load(art.dump_yaml(document)) == document
+
+
+def test_dump_yaml_without_libyaml_uses_the_python_emitter(monkeypatch):
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeDumper", raising=False)
+    assert art.dump_yaml({"pods": [{"name": "a"}], "text": "line\nline"}) == "pods:\n- name: a\ntext: 'line\n\n  line'\n"

@@ -15,7 +15,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 CLUSTER_ACTIONS = ("kubernetes.core.", "perfscale.topsail.k8s_")
 
 # role -> the cluster module tasks of its tasks/steps.yml; a task with a loop is a call per item at run
-# time: only the loops of LOOPS (kubernetes.core.k8s_log reads one pod)
+# time: only the loops of LOOPS. Pods' logs are read with the pods, by k8s_read (``logs: true``), in one
+# call: kubernetes.core.k8s_log reads one pod a call
 BUDGET = {
     "server_deploy_nginx_server": 2,         # apply (namespace, ConfigMap, Deployment, Service), wait
     "server_deploy_redis_server": 2,         # apply (namespace, Deployment, Service), wait
@@ -23,15 +24,19 @@ BUDGET = {
     "server_deploy_minio_s3_server": 6,      # namespace + Secret, apply, wait, delete the bucket Job, apply, wait
     "server_deploy_ldap": 7,                 # OAuth, namespace + Secrets, apply, wait, OAuth patch, 2 operator waits
     "storage_deploy_nfs_provisioner": 5,     # classes, apply, defaults patched, PVC + provisioner waits, classes
-    "storage_download_to_pvc": 7,            # namespace + PVC, Secret, delete, apply, wait, pods + PVC, log
-    "fine_tuning_run_fine_tuning_job": 5,    # namespace + PVC, delete, apply, wait (with the pods), logs
+    "storage_download_to_pvc": 6,            # namespace + PVC, Secret, delete, apply, wait, pods + logs + PVC
+    "fine_tuning_run_fine_tuning_job": 5,    # namespace + PVC, delete, apply, wait (with the pods), pods + logs
+    "fine_tuning_ray_fine_tuning_job": 6,    # namespace + PVC, delete others, delete, apply, wait, pods + logs
+    "gpu_operator_run_gpu_burn": 6,          # nodes, delete, apply, wait, pods + logs, delete
+    "pipelines_run_kfp_notebook": 4,         # DSPAs, DSPA wait, workflows wait, workflows + pods + logs
     "kserve_deploy_model": 4,                # namespace + Knative + KServe config + InferenceServices, delete, apply, wait
     "llmd_deploy_inference_pool": 3,         # namespace, apply, picker + pool waits
     "llmd_run_guidellm_benchmark": 4,        # delete, apply, wait (with the pods), log
     "rhods_wait_ods/wait_platform": 2,       # DataScienceCluster, DSCInitialization + DataScienceCluster + Deployments waits
 }
 
-LOOPS = {("fine_tuning_run_fine_tuning_job", "Read every pod's log")}
+# the other RayJobs and RayClusters: one delete per kind
+LOOPS = {("fine_tuning_ray_fine_tuning_job", "Delete the other Ray jobs and clusters of the namespace")}
 
 
 def cluster_tasks(role):
@@ -51,6 +56,17 @@ def test_a_role_makes_no_more_cluster_module_calls_than_its_budget(role):
     assert not looped, "%s: a cluster module call per loop item: %s" % (role, looped)
     assert len(found) <= BUDGET[role], "%s: %d cluster module calls, expected at most %d: %s" % (
         role, len(found), BUDGET[role], [name for name, _action, _task in found])
+
+
+def test_no_role_reads_logs_one_pod_a_call():
+    """A loop of kubernetes.core.k8s_log is a process per pod: k8s_read reads the pods and their logs in one."""
+    offenders = []
+    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            offenders.extend("%s: %s" % (os.path.relpath(path, REPO), task.get("name"))
+                             for task in tasks_of(yaml.safe_load(handle))
+                             if "kubernetes.core.k8s_log" in task and ("loop" in task or "with_items" in task))
+    assert not offenders, offenders
 
 
 def test_no_role_applies_a_secret():
