@@ -4,7 +4,9 @@
 """A callback for profiling the test suite (not part of the collection): where the CPU of
 ansible-playbook goes, in its main process and in the worker it forks for every task. Each
 process writes a cProfile file into ``$PERFSCALE_WORKER_PROFILE`` (a directory);
-tests/profiling/summarize_profiles.py adds them up.
+tests/profiling/summarize_profiles.py adds them up. Each worker also writes the modules it imported
+(``worker-PID.imports``: its task, action and module names): a worker's imports are lost when it
+exits, and the next worker that needs them imports them again.
 
     PERFSCALE_WORKER_PROFILE=/tmp/wprof .venv/bin/python -m pytest tests/cluster/test_kserve.py
     .venv/bin/python tests/profiling/summarize_profiles.py /tmp/wprof
@@ -20,7 +22,9 @@ description: Writes one cProfile file per process into the directory named by PE
 """
 
 import cProfile
+import json
 import os
+import sys
 
 from ansible.executor.process import worker
 from ansible.plugins.callback import CallbackBase
@@ -50,12 +54,17 @@ class CallbackModule(CallbackBase):
         original = worker.WorkerProcess._run
 
         def profiled_run(process):
+            before = set(sys.modules)
             profile = cProfile.Profile()
             profile.enable()
             try:
                 return original(process)
             finally:
                 _dump(profile, directory, "worker")
+                # what this worker imported: lost when it exits, imported again by the next one
+                with open(os.path.join(directory, "worker-%d.imports" % os.getpid()), "w", encoding="utf-8") as handle:
+                    json.dump({"task": process._task.get_name(), "action": process._task.action,
+                               "imported": sorted(set(sys.modules) - before)}, handle)
 
         worker.WorkerProcess._run = profiled_run
 
