@@ -101,7 +101,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import reads
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.query import FetchError
 
 
 def argspec():

@@ -13,7 +13,7 @@ query; ``terminal`` when retrying cannot help (401, 403).
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import FetchError, Query
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.query import FetchError, Query
 
 
 class _LibraryMissing(Exception):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 
 from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
+# what to read and how a read fails live beside the reads (kube/query.py), which need no judge
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube.query import FetchError, Query  # noqa: F401
 
 READY = "ready"
 WAITING = "waiting"
@@ -31,14 +33,6 @@ MESSAGE_CHARS = 240
 
 class WaitError(PerfscaleError):
     """A wait that cannot be done (unknown judge, bad options) or that ended without its object ready."""
-
-
-class FetchError(Exception):
-    """The API answered a query with an error; ``terminal`` when retrying cannot help (401, 403)."""
-
-    def __init__(self, message, terminal=False):
-        super().__init__(message)
-        self.terminal = terminal
 
 
 class Seen:
@@ -69,38 +63,6 @@ def waiting(summary):
 
 def failed(summary):
     return Seen(FAILED, summary)
-
-
-class Query:
-    """What to read: a kind, optionally one namespace, one name, label and field selectors."""
-
-    __slots__ = ("api_version", "kind", "namespace", "name", "label_selectors", "field_selectors")
-
-    def __init__(self, api_version, kind, namespace=None, name=None, label_selectors=(), field_selectors=()):
-        self.api_version = api_version
-        self.kind = kind
-        self.namespace = namespace or None
-        self.name = name or None
-        self.label_selectors = tuple(s for s in label_selectors or () if s)
-        self.field_selectors = tuple(s for s in field_selectors or () if s)
-
-    def describe(self):
-        where = ""
-        if self.namespace:
-            where = " -n %s" % self.namespace
-        what = "%s %s" % (self.kind, self.name) if self.name else "%ss" % self.kind
-        if self.label_selectors:
-            what += " (%s)" % ",".join(self.label_selectors)
-        return what + where
-
-    def as_dict(self):
-        return {key: getattr(self, key) for key in self.__slots__}
-
-    def __eq__(self, other):
-        return isinstance(other, Query) and self.as_dict() == other.as_dict()
-
-    def __hash__(self):
-        return hash(tuple(getattr(self, key) for key in self.__slots__))
 
 
 class Target:
