@@ -98,10 +98,13 @@ def pod_logs(svc, pods):
     its containers in the order of its spec, one after the other (as ``kubernetes.core.k8s_log`` with
     ``all_containers``: the log of a one-container pod as it is). A pod whose log cannot be read is in
     the second mapping, not the first: the caller decides whether that fails."""
-    pod_resource = find_resource(svc, Query("v1", "Pod"))
+    pod_resource = find_resource(svc, Query("v1", "Pod")) if pods else None
     texts, errors = {}, {}
     for pod in pods:
         metadata = pod.get("metadata") or {}
+        if pod_resource is None:
+            errors[metadata.get("name")] = "the cluster serves no v1 Pods"
+            continue
         containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name")]
         try:
             texts[metadata.get("name")] = "".join(container_log(pod_resource, metadata.get("namespace"), metadata.get("name"),

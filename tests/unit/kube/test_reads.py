@@ -191,3 +191,8 @@ def test_a_container_log_asks_for_the_previous_instance_and_the_tail():
     resource.log = FakeLogs({("a", "main"): "restarted\n"})
     assert reads.container_log(resource, "burn", "a", "main", previous=True, tail_lines=20) == "restarted\n"
     assert resource.log.calls == [("burn", "a", {"container": "main", "previous": True, "tailLines": 20})]
+
+
+def test_no_pod_no_log_read_and_a_cluster_without_pods_says_so_for_each():
+    assert reads.pod_logs(FakeService({}), []) == ({}, {})
+    assert reads.pod_logs(FakeService({}), [pod("a", "main")]) == ({}, {"a": "the cluster serves no v1 Pods"})
