@@ -219,10 +219,10 @@ def to_plain(data):
 
 
 def dump_yaml(data):
-    """YAML text of ``data``, with libyaml's emitter when PyYAML has it: ten times faster than the
-    pure-Python one on a list of pods (the artifacts of a capture), and it reads back to the same
-    data (tests/unit/run/test_artifacts.py); the text may differ in line folding, and a lone scalar
-    has no ``...`` end marker."""
+    """YAML text of ``data``, with libyaml's emitter when PyYAML has it: five times less CPU than the
+    pure-Python one on a list of pods, the artifacts of a capture (benchmarks/yaml_emitters.py), and
+    it reads back to the same data (tests/unit/module_utils/test_artifacts.py); the text may differ in
+    line folding, and a lone scalar has no ``...`` end marker."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
