@@ -1,5 +1,5 @@
 """Add up the cProfile files tests/profiling/callback/worker_profile.py wrote: the main processes'
-and the workers' CPU by function (cumulative), and by file.
+or the workers' time by function (cumulative), added up over the processes.
 
     .venv/bin/python tests/profiling/summarize_profiles.py /tmp/wprof [kind] [top]
 """
@@ -23,6 +23,8 @@ def main(directory, kind="worker", top=40):
                 stats.add(path)
         except (EOFError, ValueError, TypeError):  # a process killed while it wrote
             unreadable += 1
+    if stats is None:
+        sys.exit("%s: none of the %d %s-*.prof files is readable" % (directory, len(files), kind))
     print("%d %s processes (%d unreadable), %.1f s in all" % (len(files), kind, unreadable, stats.total_tt))
     stats.files = []  # not a header line per process
     stats.sort_stats("cumulative").print_stats(int(top))
