@@ -66,7 +66,7 @@ lint_changed() {
 
 step imports "$bin/python" tools/import_check.py
 step unit env PERFSCALE_FUZZ_PROFILE=perfscale-fuzz-quick \
-  "$bin/python" -m pytest tests/unit -q -p no:cacheprovider -n "${PYTEST_WORKERS:-2}" --dist load
+  "$bin/python" -m pytest tests/unit -q -p no:cacheprovider -n "${PYTEST_WORKERS:-3}" --dist load
 step integration "$bin/python" -m pytest -q -p no:cacheprovider \
   "tests/integration/test_config_playbook.py::test_config_playbook_prints_without_creating_a_run_directory" \
   "tests/integration/test_config_playbook.py::test_unknown_preset_lists_known_presets" \
