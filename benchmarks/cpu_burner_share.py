@@ -37,8 +37,7 @@ def burners_cpu_s(burner):
 
 
 def one_round(program):
-    helpers.BURNER_PROGRAM = program
-    with helpers.CpuBurner(settle_s=0, limit_s=120) as burner:
+    with helpers.CpuBurner(settle_s=0, limit_s=120, program=program) as burner:
         time.sleep(0.5)
         before, start = burners_cpu_s(burner), time.monotonic()
         loops = [subprocess.Popen(["setsid", sys.executable, "-c", "total = 0\nfor i in range(%d):\n    total += i\n" % LOOP])
@@ -50,14 +49,12 @@ def one_round(program):
 
 
 def main():
-    own_program = helpers.BURNER_PROGRAM
     samples = {name: {"loops_wall_s": [], "burners_cpu_s": []} for name in PROGRAMS}
     for _round in range(ROUNDS):
         for name, program in PROGRAMS.items():
             wall, taken = one_round(program)
             samples[name]["loops_wall_s"].append(round(wall, 2))
             samples[name]["burners_cpu_s"].append(round(taken, 2))
-    helpers.BURNER_PROGRAM = own_program
     medians = {name: {key: _common.median(values) for key, values in series.items()} for name, series in samples.items()}
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled", encoding="ascii") as handle:

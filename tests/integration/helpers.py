@@ -116,15 +116,16 @@ class CpuBurner:
     step (224 of its 845 CPU-s), slowing every test beside them. Each burner is therefore a session of
     its own whose group runs at nice 19, and SCHED_IDLE inside it (BURNER_PROGRAM)."""
 
-    def __init__(self, per_cpu=3, limit_s=900, load_per_cpu=0.9, settle_s=90):
+    def __init__(self, per_cpu=3, limit_s=900, load_per_cpu=0.9, settle_s=90, program=BURNER_PROGRAM):
         self.count = per_cpu * (os.cpu_count() or 1)
         self.limit_s, self.load_per_cpu, self.settle_s = limit_s, load_per_cpu, settle_s
+        self.program = program  # another burner program (benchmarks/cpu_burner_share.py compares two)
         self.processes = []
 
     def __enter__(self):
         import time
 
-        program = BURNER_PROGRAM % self.limit_s
+        program = self.program % self.limit_s
         self.processes = [subprocess.Popen([sys.executable, "-c", program], start_new_session=True)
                           for _index in range(self.count)]
         deadline = time.time() + self.settle_s
