@@ -40,7 +40,7 @@ pkg/controller/v1beta1/inferenceservice/reconcilers/ingress):
 ``kubesim.perfscale.io/url`` on the InferenceService (or ``--inference-url``)
 sets ``status.url`` and ``status.address.url``: point them at a local
 OpenAI-compatible server. ``kubesim.perfscale.io/fail``: the predictor's
-containers crash with that message at every start (``CrashLoopBackOff``), so the InferenceService
+containers crash with that message at every start (``CrashLoopBackOff``), never Ready in between, so the InferenceService
 stays ``BlockedByFailedLoad`` with ``ModelLoadFailed`` (a crash that a restart recovers from: the image
 behaviour ``crash-once``, kubesim/behaviours.py). Other steering annotations (``log``,
 ``ready``, ``ready-delay-s``, ``start-delay-s``) pass to the predictor pods.
@@ -227,12 +227,13 @@ def _failure(terminated):
     return {"reason": "ModelLoadFailed", "message": terminated.get("message"), "exitCode": terminated.get("exitCode")}
 
 
-
 def _template_annotations(owner, failure):
     meta = propagate(owner, {"annotations": {}})
     if failure:
+        # a model server that fails loading never passes its readiness probe between crashes (vLLM's /health
+        # answers once the model is loaded): without "ready: false" the Deployment was Available for a moment
         meta["annotations"].update({PREFIX + "outcome": "CrashLoopBackOff", PREFIX + "log": failure,
-                                    PREFIX + "exit-code": "1", PREFIX + "duration-s":
+                                    PREFIX + "exit-code": "1", PREFIX + "ready": "false", PREFIX + "duration-s":
                                         meta["annotations"].get(PREFIX + "duration-s", "2")})
     return meta["annotations"]
 
@@ -295,7 +296,6 @@ def raw_predictor_condition(deployment):
     if failure.get("status") == "True":
         result = ("False", failure.get("reason"), failure.get("message"))
     return result
-
 
 
 class InferenceServiceController(OperatorReconciler):

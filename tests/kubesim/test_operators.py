@@ -219,46 +219,58 @@ def isvc(name, annotations=None, runtime=None, gpus=None):
             "spec": {"predictor": {"model": model}}}
 
 
-def test_inference_services(kubectl):
-    apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}}, RUNTIME,
-          isvc("granite", annotations={PREFIX + "url": "http://127.0.0.1:8765"}, gpus=1),
-          isvc("broken", annotations={PREFIX + "fail": "CUDA out of memory"}),
-          isvc("nowhere", runtime="tgis-runtime"))
-    kubectl("wait", "--for=condition=Ready", "isvc/granite", "-n", "llm", "--timeout=60s")
-    status = get(kubectl, "isvc", "granite", "-n", "llm")["status"]
-    # the URL steering annotation points clients at a local OpenAI-compatible server
-    assert status["url"] == status["address"]["url"] == "http://127.0.0.1:8765"
-    # the deprecated RawDeployment reads as Standard, the name KServe writes (pkg/constants/constants.go)
-    assert status["modelStatus"]["states"]["activeModelState"] == "Loaded" and status["deploymentMode"] == "Standard"
-    assert {c["type"] for c in status["conditions"] if c["status"] == "True"} >= {"IngressReady", "PredictorReady", "Ready"}
-    pod = get(kubectl, "pods", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=granite")["items"][0]
-    container = pod["spec"]["containers"][0]
-    assert container["name"] == "kserve-container" and "--served-model-name=granite" in container["args"]
-    assert pod["spec"]["nodeName"].startswith("worker-gpu-")
-    # a predictor that crashes: KServe's ModelLoadFailed / BlockedByFailedLoad
-    kubectl("wait", "--for=jsonpath={.status.modelStatus.transitionStatus}=BlockedByFailedLoad", "isvc/broken", "-n",
-            "llm", "--timeout=60s")
-    status = get(kubectl, "isvc", "broken", "-n", "llm")["status"]
-    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
-    # PropagateRawStatus: the Deployment's Available reason; the crash is in modelStatus (PropagateModelStatus)
-    assert (ready["status"], ready["reason"]) == ("False", "MinimumReplicasUnavailable")
-    failure = status["modelStatus"]["lastFailureInfo"]
-    assert failure["reason"] == "ModelLoadFailed" and "CUDA out of memory" in failure["message"]
-    kubectl("wait", "--for=jsonpath={.status.modelStatus.lastFailureInfo.reason}=RuntimeNotRecognized", "isvc/nowhere",
-            "-n", "llm", "--timeout=30s")
-    nowhere = get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]
-    assert nowhere["modelStatus"]["transitionStatus"] == "InvalidSpec"
-    assert {c["status"] for c in nowhere["conditions"]} == {"Unknown"}     # KServe leaves them Unknown
-    # Knative mode where no Knative Service is served: one Warning event, the status as new, nothing deployed
-    apply(kubectl, dict(isvc("knative"), metadata={"name": "knative", "namespace": "llm", "annotations": {
-        "serving.kserve.io/deploymentMode": "Serverless"}}))
-    kubectl("wait", "--for=jsonpath={.status.deploymentMode}=Knative", "isvc/knative", "-n", "llm", "--timeout=30s")
-    rejected = get(kubectl, "isvc", "knative", "-n", "llm")["status"]
-    assert {c["type"]: c["status"] for c in rejected["conditions"]} == {
-        "IngressReady": "Unknown", "PredictorReady": "Unknown", "Ready": "Unknown"}
-    events = get(kubectl, "events", "-n", "llm", "--field-selector", "involvedObject.name=knative")["items"]
-    assert [(e["type"], e["reason"]) for e in events] == [("Warning", "ServerlessModeRejected")]
-    assert get(kubectl, "deployments", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=knative")["items"] == []
+def ready_state(obj):
+    ready = next((c for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == "Ready"), None)
+    return ready and ready["status"]
+
+
+def test_inference_services(kubectl, sim):
+    broken = recorded_states(sim, ("serving.kserve.io", "inferenceservices"), "broken", ready_state)
+    with broken as broken_states:
+        apply(kubectl, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}}, RUNTIME,
+              isvc("granite", annotations={PREFIX + "url": "http://127.0.0.1:8765"}, gpus=1),
+              isvc("broken", annotations={PREFIX + "fail": "CUDA out of memory"}),
+              isvc("nowhere", runtime="tgis-runtime"))
+        kubectl("wait", "--for=condition=Ready", "isvc/granite", "-n", "llm", "--timeout=60s")
+        status = get(kubectl, "isvc", "granite", "-n", "llm")["status"]
+        # the URL steering annotation points clients at a local OpenAI-compatible server
+        assert status["url"] == status["address"]["url"] == "http://127.0.0.1:8765"
+        # the deprecated RawDeployment reads as Standard, the name KServe writes (pkg/constants/constants.go)
+        assert status["modelStatus"]["states"]["activeModelState"] == "Loaded" and status["deploymentMode"] == "Standard"
+        assert {c["type"] for c in status["conditions"] if c["status"] == "True"} >= {"IngressReady", "PredictorReady", "Ready"}
+        pod = get(kubectl, "pods", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=granite")["items"][0]
+        container = pod["spec"]["containers"][0]
+        assert container["name"] == "kserve-container" and "--served-model-name=granite" in container["args"]
+        assert pod["spec"]["nodeName"].startswith("worker-gpu-")
+        # a predictor that crashes: KServe's ModelLoadFailed / BlockedByFailedLoad
+        kubectl("wait", "--for=jsonpath={.status.modelStatus.transitionStatus}=BlockedByFailedLoad", "isvc/broken", "-n",
+                "llm", "--timeout=60s")
+        # the Deployment's Available=False comes from another controller: KServe copies it on a later reconcile
+        kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Ready')].reason}=MinimumReplicasUnavailable",
+                "isvc/broken", "-n", "llm", "--timeout=60s")
+        status = get(kubectl, "isvc", "broken", "-n", "llm")["status"]
+        ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+        # PropagateRawStatus: the Deployment's Available reason; the crash is in modelStatus (PropagateModelStatus)
+        assert (ready["status"], ready.get("reason")) == ("False", "MinimumReplicasUnavailable"), status
+        failure = status["modelStatus"]["lastFailureInfo"]
+        assert failure["reason"] == "ModelLoadFailed" and "CUDA out of memory" in failure["message"]
+        kubectl("wait", "--for=jsonpath={.status.modelStatus.lastFailureInfo.reason}=RuntimeNotRecognized", "isvc/nowhere",
+                "-n", "llm", "--timeout=30s")
+        nowhere = get(kubectl, "isvc", "nowhere", "-n", "llm")["status"]
+        assert nowhere["modelStatus"]["transitionStatus"] == "InvalidSpec"
+        assert {c["status"] for c in nowhere["conditions"]} == {"Unknown"}     # KServe leaves them Unknown
+        # Knative mode where no Knative Service is served: one Warning event, the status as new, nothing deployed
+        apply(kubectl, dict(isvc("knative"), metadata={"name": "knative", "namespace": "llm", "annotations": {
+            "serving.kserve.io/deploymentMode": "Serverless"}}))
+        kubectl("wait", "--for=jsonpath={.status.deploymentMode}=Knative", "isvc/knative", "-n", "llm", "--timeout=30s")
+        rejected = get(kubectl, "isvc", "knative", "-n", "llm")["status"]
+        assert {c["type"]: c["status"] for c in rejected["conditions"]} == {
+            "IngressReady": "Unknown", "PredictorReady": "Unknown", "Ready": "Unknown"}
+        events = get(kubectl, "events", "-n", "llm", "--field-selector", "involvedObject.name=knative")["items"]
+        assert [(e["type"], e["reason"]) for e in events] == [("Warning", "ServerlessModeRejected")]
+        assert get(kubectl, "deployments", "-n", "llm", "-l", "serving.kserve.io/inferenceservice=knative")["items"] == []
+    # a model server that crashes at every start is never Ready, not even between two crashes
+    assert "True" not in broken_states, broken_states
 
 
 def test_llm_inference_service_behind_a_gateway(kubectl):
@@ -302,7 +314,7 @@ def test_llm_inference_service_behind_a_gateway(kubectl):
             "llminferenceservice/oom", "-n", "llm", "--timeout=60s")
     oom = get(kubectl, "llminferenceservice", "oom", "-n", "llm")["status"]
     ready = next(c for c in oom["conditions"] if c["type"] == "Ready")
-    assert (ready["status"], ready["reason"]) == ("False", "MinimumReplicasUnavailable")
+    assert (ready["status"], ready.get("reason")) == ("False", "MinimumReplicasUnavailable"), oom
     # no router: only the workload Service's address, no status.url
     assert "url" not in oom and oom["addresses"] == [{"url": "http://oom-kserve-workload-svc.llm.svc.cluster.local:8000"}]
     # a Gateway no controller picks up keeps its CRD's default status
