@@ -63,14 +63,15 @@ def write_playbooks(directory, playbooks):
     return paths
 
 
-def run_playbook(path, env=None):
+def run_playbook(path, env=None, extra_args=()):
     """``(wall seconds, CPU seconds of ansible-playbook and its children, stdout)`` of one run with the
-    checkout's ansible.cfg and local inventory (``env`` added to the environment); fails on a failed run."""
+    checkout's ansible.cfg and local inventory (``env`` added to the environment, ``extra_args`` to the command
+    line); fails on a failed run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     environment = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
                        PATH=BIN + os.pathsep + os.environ["PATH"], **(env or {}))
-    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path], check=True, env=environment,
+    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path] + list(extra_args), check=True, env=environment,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -100,37 +100,24 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import reads
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.query import FetchError
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import tasks
 
 
 def argspec():
     args = copy.deepcopy(AUTH_ARG_SPEC)
-    args.update(queries=dict(type="dict", required=True))
+    args.update(copy.deepcopy(tasks.READ_ARGS))
     return args
 
 
 def main():
+    # on the controller itself, the action plugin of the same name does this without a process of its own
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     try:
-        queries = {key: reads.query_from(key, spec) for key, spec in module.params["queries"].items()}
-        with_logs = [key for key, spec in module.params["queries"].items() if reads.wants_logs(key, spec)]
-    except ValueError as exc:
-        module.fail_json(msg="k8s_read: %s" % exc)
-    resources, api_found, logs, log_errors = {}, {}, {}, {}
-    try:
-        svc = K8sService(get_api_client(module=module), module)
-        for key, query in queries.items():
-            found = reads.read(svc, query)
-            api_found[key] = found is not None
-            resources[key] = found[0] if found is not None else []
-        for key in with_logs:
-            logs[key], log_errors[key] = reads.pod_logs(svc, resources[key])
+        module.exit_json(**tasks.read_task(module.params, lambda: K8sService(get_api_client(module=module), module)))
     except CoreException as exc:
         module.fail_from_exception(exc)
-    except FetchError as exc:
-        module.fail_json(msg="k8s_read: %s" % exc, resources=resources, api_found=api_found)
-    module.exit_json(changed=False, resources=resources, api_found=api_found, logs=logs, log_errors=log_errors)
+    except tasks.TaskFailed as exc:
+        module.fail_json(**exc.result)
 
 
 if __name__ == "__main__":

@@ -154,67 +154,24 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.errors import PerfscaleError
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import waits
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.reads import ApiReader
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.base import Target, WaitError, wait_for
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube.waits.several import wait_for_all, waits_from
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import tasks
 
 
 def argspec():
     args = copy.deepcopy(AUTH_ARG_SPEC)
-    args.update(
-        judge=dict(type="str"),
-        namespace=dict(type="str"),
-        name=dict(type="str"),
-        label_selectors=dict(type="list", elements="str", default=[]),
-        options=dict(type="dict", default={}),
-        timeout=dict(type="float", default=600),
-        delay=dict(type="float", default=5),
-        fail_on_timeout=dict(type="bool", default=True),
-        waits=dict(type="list", elements="dict"),
-    )
+    args.update(copy.deepcopy(tasks.WAIT_ARGS))
     return args
 
 
-def one_wait(module, params):
-    if not params["judge"]:
-        raise WaitError("k8s_wait: judge: missing; expected the judge of the wait (or waits, each with its judge)")
-    judge = waits.judge(params["judge"])
-    target = Target(params["namespace"], params["name"], params["label_selectors"], params["options"])
-    judge.check(target)
-    queries = judge.queries(target)
-    reader = ApiReader(K8sService(get_api_client(module=module), module), queries.get("subject"))
-    result = wait_for(judge, target, reader.fetch, params["timeout"], params["delay"],
-                      watch=reader.watch if reader.subject is not None else None)
-    return result, dict(result.as_dict(), changed=False, resources=result.found)
-
-
-def several_waits(module, params):
-    given = [key for key in ("name", "label_selectors") if params[key]]
-    if given:
-        raise WaitError("k8s_wait: %s: not with waits; expected each wait to name its objects" % ", ".join(given))
-    entries = waits_from(params["waits"], params["judge"], params["namespace"], params["options"])
-    reader = ApiReader(K8sService(get_api_client(module=module), module), None)
-    result = wait_for_all(entries, reader.fetch, params["timeout"], params["delay"], watch=reader.watch_any)
-    each = [dict(wait.as_dict(), judge=judge.name, msg=wait.message(params["timeout"]), resources=wait.found)
-            for (judge, _target), wait in zip(entries, result.results)]
-    return result, dict(result.as_dict(), changed=False, resources={}, waits=each)
-
-
 def main():
+    # on the controller itself, the action plugin of the same name does this without a process of its own
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
-    params = module.params
     try:
-        result, out = several_waits(module, params) if params["waits"] is not None else one_wait(module, params)
+        module.exit_json(**tasks.wait_task(module.params, lambda: K8sService(get_api_client(module=module), module)))
     except CoreException as exc:
         module.fail_from_exception(exc)
-    except PerfscaleError as exc:
-        module.fail_json(msg=str(exc))
-    out["msg"] = result.message(params["timeout"])
-    if result.state != waits.base.READY and params["fail_on_timeout"]:
-        module.fail_json(**out)
-    module.exit_json(**out)
+    except tasks.TaskFailed as exc:
+        module.fail_json(**exc.result)
 
 
 if __name__ == "__main__":
