@@ -33,10 +33,13 @@ BUDGET = {
     "llmd_deploy_inference_pool": 3,         # namespace, apply, picker + pool waits
     "llmd_run_guidellm_benchmark": 4,        # delete, apply, wait (with the pods), log
     "rhods_wait_ods/wait_platform": 2,       # DataScienceCluster, DSCInitialization + DataScienceCluster + Deployments waits
+    "cluster_undeploy_operator": 4,          # Subscription + CSVs, delete the Subscription, the CSVs, the namespace
 }
 
-# the other RayJobs and RayClusters: one delete per kind
-LOOPS = {("fine_tuning_ray_fine_tuning_job", "Delete the other Ray jobs and clusters of the namespace")}
+# the other RayJobs and RayClusters: one delete per kind; the CSVs an operator leaves
+LOOPS = {("fine_tuning_ray_fine_tuning_job", "Delete the other Ray jobs and clusters of the namespace"),
+         # the package's CSVs, each deleted and waited for (one, but for an upgrade left half-way)
+         ("cluster_undeploy_operator", "Delete the CSVs (the operator's Deployments go with them)")}
 
 
 def cluster_tasks(role):
