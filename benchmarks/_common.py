@@ -71,8 +71,9 @@ def run_playbook(path, env=None, extra_args=()):
     start = time.perf_counter()
     environment = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
                        PATH=BIN + os.pathsep + os.environ["PATH"], **(env or {}))
-    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path] + list(extra_args), check=True, env=environment,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+    command = [os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, path] + list(extra_args)
+    done = subprocess.run(command, check=True, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True, cwd=REPO)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout

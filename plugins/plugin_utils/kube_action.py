@@ -93,7 +93,7 @@ class KubeTaskAction(ActionBase):
             try:
                 core = _kube_core()
             except ModuleNotFoundError:
-                core = None     # the module reports what is missing, in its own process
+                pass     # the module reports what is missing, in its own process
         if core is None:
             # as Ansible's own action for modules (plugins/action/normal.py) runs one
             wrap_async = self._task.async_val and not self._connection.has_native_async
