@@ -1,14 +1,18 @@
-"""Where the cluster-reading tasks run (plugins/plugin_utils/kube_action.py): in the controller's worker only
-when the module's process would have run on the controller as the same user, in its foreground; and the
-task's environment is the worker's for the task only. tests/cluster/test_kube_tasks_in_controller.py runs
-the tasks both ways on kubesim."""
+"""Where the cluster tasks run (plugins/plugin_utils/kube_action.py): in the controller's worker only
+when the module's process would have run on the controller as the same user, in its foreground; the
+task's environment is the worker's for the task only; perfscale.topsail.k8s's stand-in for AnsibleModule
+validates, masks and ends as AnsibleModule does. tests/cluster/test_kube_tasks_in_controller.py and
+test_k8s_in_controller.py run the tasks both ways on kubesim (the latter against kubernetes.core.k8s)."""
 
+import copy
 import os
 import types
 
 import pytest
 
+from ansible_collections.kubernetes.core.plugins.modules import k8s as kubernetes_core_k8s
 from ansible_collections.perfscale.topsail.plugins.action import k8s_read
+from ansible_collections.perfscale.topsail.plugins.module_utils.kube import objects
 from ansible_collections.perfscale.topsail.plugins.plugin_utils import kube_action
 
 
@@ -36,7 +40,7 @@ def action(transport="local", become=False, async_val=0):
     (action(async_val=60), {}, False),
 ], ids=["local", "variable false", "variable true", "ssh", "become", "async"])
 def test_the_task_runs_in_the_worker_only_where_its_module_would_run_on_the_controller(made, task_vars, here):
-    assert made._runs_here(task_vars) is here
+    assert kube_action.runs_in_worker(made, task_vars) is here
 
 
 def test_the_task_environment_is_the_worker_s_while_the_task_runs(monkeypatch):
@@ -45,3 +49,67 @@ def test_the_task_environment_is_the_worker_s_while_the_task_runs(monkeypatch):
     with kube_action._TaskEnvironment({"PERFSCALE_TEST_KEPT": "during", "PERFSCALE_TEST_ADDED": 3}):
         assert os.environ["PERFSCALE_TEST_KEPT"] == "during" and os.environ["PERFSCALE_TEST_ADDED"] == "3"
     assert os.environ["PERFSCALE_TEST_KEPT"] == "before" and "PERFSCALE_TEST_ADDED" not in os.environ
+
+
+def test_k8s_takes_the_options_of_the_installed_kubernetes_core_k8s(monkeypatch):
+    """perfscale.topsail.k8s builds kubernetes.core.k8s's argument spec from kubernetes.core's module_utils (its
+    module file cannot be imported by another collection's module): it must stay the installed one's, and so
+    must the options that exclude each other (what kubernetes.core.k8s's main() gives its module)."""
+    given = {}
+
+    class Stop(Exception):
+        pass
+
+    def module(**kwargs):
+        given.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(kubernetes_core_k8s, "AnsibleK8SModule", module)
+    with pytest.raises(Stop):
+        kubernetes_core_k8s.main()
+    assert objects.argument_spec() == given["argument_spec"] == kubernetes_core_k8s.argspec()
+    assert objects.MUTUALLY_EXCLUSIVE == given["mutually_exclusive"]
+    assert given["supports_check_mode"] is True
+
+
+def worker_module(args, check_mode=False):
+    return kube_action.WorkerModule(objects.argument_spec(), objects.MUTUALLY_EXCLUSIVE, True, args=args,
+                                    name="perfscale.topsail.k8s", check_mode=check_mode, diff=False)
+
+
+def ended(call):
+    with pytest.raises(kube_action.ModuleExit) as done:
+        call()
+    return done.value.result
+
+
+def test_the_worker_module_validates_as_ansible_module_does():
+    module = worker_module({"kind": "ConfigMap", "name": "x", "wait": "yes", "all": False})
+    assert module.params["wait"] is True and module.params["state"] == "present" and module.params["delete_all"] is False
+    bad = ended(lambda: worker_module({"kind": "ConfigMap", "bogus": 1}))
+    assert bad["failed"] and bad["msg"].startswith("Unsupported parameters for (perfscale.topsail.k8s) module: bogus.")
+    wrong = ended(lambda: worker_module({"kind": "ConfigMap", "state": "gone"}))
+    assert wrong["failed"] and "value of state must be one of: present, absent, patched, got: gone" in wrong["msg"]
+    both = ended(lambda: worker_module({"name": "x", "generate_name": "x-"}))
+    assert both["msg"] == "parameters are mutually exclusive: name|generate_name"
+
+
+def test_the_worker_module_masks_no_log_values_and_keeps_warnings(tmp_path):
+    secret = "s3cr3t-t0ken-value"
+    module = worker_module({"kind": "ConfigMap", "api_key": secret, "persist_config": False})
+    module.warn("first")
+    path = tmp_path / "left"
+    path.write_text("x")
+    module.add_cleanup_file(str(path))
+    result = ended(lambda: module.exit_json(changed=True, result={"echo": "token %s here" % secret}, warnings=["second"]))
+    assert secret not in repr(result) and result["changed"] is True
+    assert result["warnings"] == ["first", "second"] and not path.exists()
+    failed = ended(lambda: worker_module({"kind": "ConfigMap"}).fail_json(msg="no", exception="Traceback..."))
+    assert failed == {"failed": True, "msg": "no"}
+
+
+def test_the_worker_module_in_check_mode_says_so():
+    assert worker_module({"kind": "ConfigMap"}, check_mode=True).check_mode is True
+    original = copy.deepcopy(objects.argument_spec())
+    worker_module({"kind": "ConfigMap"})
+    assert objects.argument_spec() == original

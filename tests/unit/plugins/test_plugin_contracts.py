@@ -52,9 +52,10 @@ def _normalise_doc_option(option):
 
 
 def _normalise_spec_option(option):
+    # a default of None is no default, as Ansible's argument spec validation reads it
     spec = {"type": option.get("type", "str")}
     for key in ("default", "choices", "elements", "required"):
-        if key in option and not (key == "required" and option[key] is False):
+        if key in option and not (key == "required" and option[key] is False) and not (key == "default" and option[key] is None):
             spec[key] = option[key]
     return spec
 

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: perfscale.topsail contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The options of ``perfscale.topsail.k8s``: those of ``kubernetes.core.k8s``, whose work it does with
+kubernetes.core's own code (``module_utils/k8s/runner.py``).
+
+kubernetes.core builds the argument spec of its ``k8s`` module in the module file itself, which neither a
+module of another collection (its AnsiballZ payload carries module_utils only) nor an action plugin can
+import; it is built here from the same module_utils pieces, and
+tests/unit/plugins/test_k8s_objects.py holds it equal to the installed kubernetes.core's.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import (
+    AUTH_ARG_SPEC,
+    DELETE_OPTS_ARG_SPEC,
+    NAME_ARG_SPEC,
+    RESOURCE_ARG_SPEC,
+    WAIT_ARG_SPEC,
+)
+
+# pairs of options that cannot be given together (kubernetes.core.k8s's main())
+MUTUALLY_EXCLUSIVE = [
+    ("resource_definition", "src"),
+    ("merge_type", "apply"),
+    ("template", "resource_definition"),
+    ("template", "src"),
+    ("name", "generate_name"),
+]
+
+
+def argument_spec():
+    """kubernetes.core.k8s's argument spec (a new copy each call: AnsibleModule fills it in)."""
+    spec = copy.deepcopy(NAME_ARG_SPEC)
+    for common in (RESOURCE_ARG_SPEC, AUTH_ARG_SPEC, WAIT_ARG_SPEC):
+        spec.update(copy.deepcopy(common))
+    spec.update(own_options())
+    spec["delete_options"] = dict(type="dict", default=None, options=copy.deepcopy(DELETE_OPTS_ARG_SPEC))
+    return spec
+
+
+def own_options():
+    """The options kubernetes.core.k8s has beyond those of kubernetes.core's documentation fragments (name,
+    resource, auth, wait and delete options): those the module documents itself."""
+    return dict(
+        merge_type=dict(type="list", elements="str", choices=["merge", "strategic-merge"]),
+        validate=dict(type="dict", default=None, options=dict(
+            fail_on_error=dict(type="bool"), version=dict(), strict=dict(type="bool", default=True))),
+        append_hash=dict(type="bool", default=False),
+        apply=dict(type="bool", default=False),
+        template=dict(type="raw", default=None),
+        continue_on_error=dict(type="bool", default=False),
+        state=dict(default="present", choices=["present", "absent", "patched"]),
+        force=dict(type="bool", default=False),
+        label_selectors=dict(type="list", elements="str"),
+        generate_name=dict(),
+        server_side_apply=dict(type="dict", default=None, options=dict(
+            field_manager=dict(type="str", required=True), force_conflicts=dict(type="bool", default=False))),
+        delete_all=dict(type="bool", default=False, aliases=["all"]),
+        hidden_fields=dict(type="list", elements="str"),
+    )
