@@ -183,6 +183,7 @@ bench: setup s3-server
 	cd benchmarks && ../$(BIN)/python real_corpus.py
 	cd benchmarks && ../$(BIN)/python cpu_burner_share.py
 	cd benchmarks && ../$(BIN)/python kube_task_in_controller.py
+	cd benchmarks && ../$(BIN)/python k8s_in_controller.py
 
 # the execution environment (AWX/AAP, the kubernetes executor's pods): its build context, written
 # offline by ansible-builder from execution-environment/ and the collection's tarball
