@@ -12,7 +12,7 @@ import yaml
 from test_task_names_and_summaries import tasks_of
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-CLUSTER_ACTIONS = ("kubernetes.core.", "perfscale.topsail.k8s_")
+CLUSTER_ACTIONS = ("kubernetes.core.", "perfscale.topsail.k8s")
 
 # role -> the cluster module tasks of its tasks/steps.yml; a task with a loop is a call per item at run
 # time: only the loops of LOOPS. Pods' logs are read with the pods, by k8s_read (``logs: true``), in one
@@ -61,23 +61,12 @@ def test_a_role_makes_no_more_cluster_module_calls_than_its_budget(role):
         role, len(found), BUDGET[role], [name for name, _action, _task in found])
 
 
-def test_no_role_reads_logs_one_pod_a_call():
-    """A loop of kubernetes.core.k8s_log is a process per pod: k8s_read reads the pods and their logs in one."""
-    offenders = []
-    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
-        with open(path, encoding="utf-8") as handle:
-            offenders.extend("%s: %s" % (os.path.relpath(path, REPO), task.get("name"))
-                             for task in tasks_of(yaml.safe_load(handle))
-                             if "kubernetes.core.k8s_log" in task and ("loop" in task or "with_items" in task))
-    assert not offenders, offenders
-
-
 def test_no_role_applies_a_secret():
     offenders = []
     for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
         with open(path, encoding="utf-8") as handle:
             for task in tasks_of(yaml.safe_load(handle)):
-                args = task.get("kubernetes.core.k8s")
+                args = task.get("perfscale.topsail.k8s", task.get("kubernetes.core.k8s"))
                 if not isinstance(args, dict) or not args.get("apply"):
                     continue
                 definitions = args.get("definition")
@@ -85,4 +74,20 @@ def test_no_role_applies_a_secret():
                 kinds = [d.get("kind") for d in definitions if isinstance(d, dict)]
                 if "Secret" in kinds or "kind: Secret" in str(args.get("definition")) or "'Secret'" in str(definitions):
                     offenders.append("%s: %s" % (os.path.relpath(path, REPO), task.get("name")))
+    assert not offenders, offenders
+
+
+def test_no_role_runs_a_module_process_where_the_worker_does_the_same():
+    """kubernetes.core's modules (k8s, k8s_info, k8s_log) are each a process importing the kubernetes client at
+    every call (each item of a loop too); perfscale.topsail.k8s (kubernetes.core.k8s's own code) and k8s_read
+    (reads, and pods' logs with ``logs: true``) do the same work in the controller's worker, k8s_read several
+    reads in one call (docs/toolbox.md, "A role that touches a cluster")."""
+    offenders = []
+    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            offenders.extend("%s: %s (%s)" % (os.path.relpath(path, REPO), task.get("name"), action)
+                             for task in tasks_of(yaml.safe_load(handle))
+                             for action in task
+                             if isinstance(action, str) and (action.startswith("kubernetes.core.")
+                                                             or action in ("k8s", "k8s_info", "k8s_log")))
     assert not offenders, offenders
