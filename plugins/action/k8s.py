@@ -4,8 +4,8 @@
 """Action plugin for perfscale.topsail.k8s (documented in plugins/modules): kubernetes.core.k8s's own action
 plugin (which finds ``src`` and ``template`` files on the controller and reads a ``kubeconfig`` given as a
 mapping), whose last step - running the module - is done in the worker process when the target is the
-controller (plugins/plugin_utils/kube_action.py): kubernetes.core's ``run_module`` with a ``WorkerModule`` in
-place of AnsibleModule. Elsewhere the module runs, as kubernetes.core.k8s's would."""
+controller (plugins/plugin_utils/kube_action.py): the module's ``run`` - kubernetes.core's ``run_module`` -
+with a ``WorkerModule`` in place of AnsibleModule. Elsewhere the module runs, as kubernetes.core.k8s's would."""
 
 from __future__ import annotations
 
@@ -24,14 +24,11 @@ class ActionModule(KubernetesCoreAction):
 
     def _execute_module(self, module_name=None, module_args=None, task_vars=None, **kwargs):
         task_vars = task_vars or {}
-        if module_name != MODULE or module_args is None or not kube_action.runs_in_worker(self, task_vars):
-            return super()._execute_module(module_name=module_name, module_args=module_args, task_vars=task_vars,
-                                           **kwargs)
-        try:
-            core = kube_action.kube_core_runner()
-        except ModuleNotFoundError:
-            # the module reports what is missing, in its own process
-            return super()._execute_module(module_name=module_name, module_args=module_args, task_vars=task_vars,
-                                           **kwargs)
-        return kube_action.run_in_worker(self, core, MODULE, module_args, objects.argument_spec(),
-                                         objects.MUTUALLY_EXCLUSIVE)
+        if module_name == MODULE and module_args is not None and kube_action.runs_in_worker(self, task_vars):
+            try:
+                from ansible_collections.perfscale.topsail.plugins.modules import k8s  # pylint: disable=import-outside-toplevel
+            except ImportError:
+                pass     # the module says what is missing, in its own process
+            else:
+                return kube_action.run_in_worker(self, MODULE, module_args, k8s.run)
+        return super()._execute_module(module_name=module_name, module_args=module_args, task_vars=task_vars, **kwargs)

@@ -1,19 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for perfscale.topsail.k8s_read (documented in plugins/modules): on the controller, the
-task runs in the worker process, elsewhere the module runs (plugins/plugin_utils/kube_action.py)."""
+"""Action plugin for perfscale.topsail.k8s_read (documented in plugins/modules): on the controller, the module's
+``run`` is done in the worker process, elsewhere the module runs (plugins/plugin_utils/kube_action.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import tasks
-from ansible_collections.perfscale.topsail.plugins.plugin_utils.kube_action import KubeTaskAction
-
-# the task's own options, which the module documents (kubernetes.core's come from its doc fragment)
-ARGUMENT_SPEC = tasks.READ_ARGS
+from ansible_collections.perfscale.topsail.plugins.plugin_utils.kube_action import WorkerModuleAction
 
 
-class ActionModule(KubeTaskAction):
+class ActionModule(WorkerModuleAction):
     MODULE = "perfscale.topsail.k8s_read"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    TASK = staticmethod(tasks.read_task)
+
+    @staticmethod
+    def RUNNER():  # pylint: disable=invalid-name
+        from ansible_collections.perfscale.topsail.plugins.modules import k8s_read  # pylint: disable=import-outside-toplevel
+        return k8s_read.run

@@ -165,14 +165,19 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import 
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import objects
 
 
-def main():
-    # on the controller itself, the action plugin of the same name does this without a process of its own
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=objects.argument_spec(),
+def run(module_class):
+    """kubernetes.core.k8s's main(), with the AnsibleModule class given (on the controller, the action plugin
+    of the same name does this in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=objects.argument_spec(),
                               mutually_exclusive=objects.MUTUALLY_EXCLUSIVE, supports_check_mode=True)
     try:
         run_module(module)
     except CoreException as exc:
         module.fail_from_exception(exc)
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

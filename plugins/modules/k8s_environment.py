@@ -106,14 +106,20 @@ def execute_module(svc, client):
                 msg=environment.labels_line(summary["labels"]))
 
 
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=copy.deepcopy(AUTH_ARG_SPEC),
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=copy.deepcopy(AUTH_ARG_SPEC),
                               supports_check_mode=True)
     try:
         client = get_api_client(module=module)
         module.exit_json(**execute_module(K8sService(client, module), client))
     except CoreException as exc:
         module.fail_from_exception(exc)
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

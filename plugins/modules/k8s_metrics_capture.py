@@ -222,8 +222,10 @@ def _delete_pod(pods_api, namespace, name):
                                % (namespace, name, POD_GONE_TIMEOUT_S))
 
 
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec())
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=argspec())
     params = module.params
     if params["capture_frequency"] <= 0:
         module.fail_json(msg="capture_frequency %s: expected a number of seconds > 0" % params["capture_frequency"])
@@ -240,6 +242,10 @@ def main():
         module.fail_json(msg="%s %s: %s" % (exc.status, exc.reason, exc.summary() if hasattr(exc, "summary") else exc))
     result["pod"] = "%s/%s" % (namespace, name)
     module.exit_json(**result)
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

@@ -145,8 +145,10 @@ def argspec():
     return args
 
 
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(),
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=argspec(),
                               required_if=[("operation", "query", ("promquery_file",))])
     params = module.params
     try:
@@ -167,6 +169,10 @@ def main():
     if result.pop("failed", False):
         module.fail_json(**result)
     module.exit_json(**result)
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

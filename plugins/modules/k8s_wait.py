@@ -163,15 +163,20 @@ def argspec():
     return args
 
 
-def main():
-    # on the controller itself, the action plugin of the same name does this without a process of its own
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=argspec(), supports_check_mode=True)
     try:
         module.exit_json(**tasks.wait_task(module.params, lambda: K8sService(get_api_client(module=module), module)))
     except CoreException as exc:
         module.fail_from_exception(exc)
     except tasks.TaskFailed as exc:
         module.fail_json(**exc.result)
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

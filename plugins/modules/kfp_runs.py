@@ -149,8 +149,10 @@ def argspec():
     return args
 
 
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec())
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=argspec())
     params = module.params
     if params["run_count"] < 0:
         module.fail_json(msg="run_count: %d: expected 0 or more runs" % params["run_count"])
@@ -174,6 +176,10 @@ def main():
         module.fail_json(msg=str(exc))
     module.exit_json(changed=bool(record["runs"]), runs=record["runs"], pipeline_id=record["pipeline"]["pipeline_id"],
                      experiment_id=record["experiment"]["experiment_id"], submitted=record["submitted"])
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

@@ -161,8 +161,10 @@ def execute_module(svc, params):
     return {"changed": True, "summary": summary, "msg": multi_user.summary_text(summary).splitlines()[0]}
 
 
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=False)
+def run(module_class):
+    """The module's work, with the AnsibleModule class given (on the controller, the action plugin of the same
+    name does it in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=argspec(), supports_check_mode=False)
     if module.params["user_count"] < 1:
         module.fail_json(msg="multi_user_collect: user_count %d: expected at least 1" % module.params["user_count"])
     try:
@@ -174,6 +176,10 @@ def main():
         module.fail_json(msg="multi_user_collect: %s" % exc)
     except OSError as exc:
         module.fail_json(msg="multi_user_collect: %s: %s" % (exc.filename or module.params["dest"], exc.strerror or exc))
+
+
+def main():
+    run(AnsibleModule)
 
 
 if __name__ == "__main__":

@@ -1,48 +1,37 @@
 # -*- coding: utf-8 -*-
 # Copyright: perfscale.topsail contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugins of the collection's cluster modules (``k8s_read``, ``k8s_wait``, ``k8s_capture``, and ``k8s``,
-which does kubernetes.core.k8s's work with kubernetes.core's own code).
+"""How the action plugins of the collection's cluster modules (``k8s``, ``k8s_read``, ``k8s_wait``,
+``k8s_capture``, ``k8s_environment``, ``k8s_metrics_capture``, ``k8s_prometheus_db``, ``multi_user_collect``,
+``kfp_runs``) do the module's work in Ansible's worker process.
 
-A module runs on its target host, in a process of its own that imports the Kubernetes client at every
-call (~1 CPU-s a task against ~0.1 here; benchmarks/kube_task_in_controller.py). When the target is the
-controller itself - the ``local`` connection, no ``become``, no ``async`` - the module's process would
-run there anyway, as the same user, with the controller's environment plus the task's: the action
-plugin then does the task's work in its own worker process (module_utils/kube/tasks.py, the function the
-module calls too), with the task's ``environment`` applied, and returns what the module would. Anywhere
-else, where the controller's Python lacks the Kubernetes client, or with the variable
+A module runs on its target host, in a process of its own that starts Python and imports the Kubernetes
+client at every call (~1 CPU-s a task against ~0.1-0.2 here; benchmarks/kube_task_in_controller.py,
+benchmarks/k8s_in_controller.py). When the target is the controller itself - the ``local`` connection, no
+``become``, no ``async`` - that process would run there anyway, as the same user, with the controller's
+environment plus the task's. The action plugin then calls the module's own ``run(module_class)`` - its
+``main()`` is ``run(AnsibleModule)``; for ``k8s``, kubernetes.core.k8s's ``run_module`` - in its worker,
+with ``WorkerModule`` in place of AnsibleModule and the task's ``environment`` applied, and returns what
+the module would have. Anywhere else, where the module cannot be imported here, or with the variable
 ``perfscale_kube_tasks_in_controller`` false, the module runs as usual.
 """
 
 from __future__ import annotations
 
-import copy
+import functools
 import os
 import shutil
 import tempfile
 
-from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.perfscale.topsail.plugins.module_utils.kube import tasks
-
-
 # false: the tasks run their modules on the controller too (the way of before, to compare or to rule it out)
 IN_CONTROLLER_VARIABLE = "perfscale_kube_tasks_in_controller"
-
-
-def _kube_core():
-    """kubernetes.core's client pieces (ModuleNotFoundError where the controller lacks the kubernetes library)."""
-    import kubernetes  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC  # pylint: disable=import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client  # pylint: disable=import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException  # pylint: disable=import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService  # pylint: disable=import-outside-toplevel
-    return AUTH_ARG_SPEC, get_api_client, CoreException, K8sService
 
 
 def runs_in_worker(action, task_vars):
@@ -63,25 +52,31 @@ class ModuleExit(Exception):
 
 
 class WorkerModule:
-    """The part of Ansible's ``AnsibleModule`` that kubernetes.core's modules use (their ``AnsibleK8SModule``
-    takes the class to wrap: ``module_class``), for a task done in the worker process: the task's arguments
+    """The part of Ansible's ``AnsibleModule`` that kubernetes.core's modules and this collection's cluster modules
+    use (kubernetes.core's ``AnsibleK8SModule`` takes the class to wrap: ``module_class``), for a task done in the
+    worker process: the task's arguments
     validated against the module's argument spec as AnsibleModule validates them, check and diff mode, warnings,
     temporary files, and ``exit_json``/``fail_json``, which raise ``ModuleExit`` with the result instead of
     printing it and ending a process. As AnsibleModule does, the values of ``no_log`` options are masked in the
     result and a failure to validate names the unsupported parameters."""
 
-    def __init__(self, argument_spec, mutually_exclusive=None, supports_check_mode=False, *, args, name, check_mode,
-                 diff):
+    def __init__(self, argument_spec, mutually_exclusive=None, supports_check_mode=False, required_together=None,
+                 required_one_of=None, required_if=None, required_by=None, *, args, name, check_mode, diff):
         self._name = name
         self.check_mode = check_mode
         self._diff = diff
         self.warnings = []
         self.cleanup_files = []
         self._tmpdir = None
-        validation = ModuleArgumentSpecValidator(argument_spec, mutually_exclusive).validate(args)
+        # ArgumentSpecValidator, which AnsibleModule's validator extends with warnings to the module's process-wide
+        # lists: here they go to this task's result
+        validation = ArgumentSpecValidator(argument_spec, mutually_exclusive, required_together, required_one_of,
+                                           required_if, required_by).validate(args)
         self.params = validation.validated_parameters
         self.no_log_values = validation._no_log_values
-        self.warnings.extend(warning["warning"] for warning in validation._warnings)
+        self.warnings.extend("Both option %s and its alias %s are set." % (warning["option"], warning["alias"])
+                             for warning in validation._warnings)
+        self.warnings.extend("deprecated: %s" % deprecation["msg"] for deprecation in validation._deprecations)
         if validation.errors.errors:
             msg = validation.errors.msg
             if isinstance(validation.errors.errors[0], UnsupportedError):
@@ -133,43 +128,55 @@ class WorkerModule:
         self._end(dict(result, failed=True, msg=str(msg)))
 
 
-def kube_core_runner():
-    """kubernetes.core's pieces for doing kubernetes.core.k8s's work (ModuleNotFoundError where the controller
-    lacks the kubernetes library): its AnsibleModule wrapper, its ``run_module`` and its CoreException."""
-    import kubernetes  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule  # pylint: disable=import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException  # pylint: disable=import-outside-toplevel
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import run_module  # pylint: disable=import-outside-toplevel
-    return AnsibleK8SModule, run_module, CoreException
-
-
-def run_in_worker(action, core, name, module_args, argument_spec, mutually_exclusive):
-    """What the module ``name`` (kubernetes.core's ``run_module`` behind ``AnsibleK8SModule``) returns for
-    ``module_args``, done in this worker process with the task's environment applied."""
-    k8s_module, run_module, core_exception = core
+def run_in_worker(action, name, module_args, run):
+    """What the module ``name`` returns for ``module_args``, done in this worker process with the task's
+    environment applied: ``run(module_class)`` is the module's own work, given the class it builds its
+    module from (``AnsibleModule`` in its process; kubernetes.core's ``AnsibleK8SModule`` takes it as
+    ``module_class``), here a ``WorkerModule``."""
+    module_class = functools.partial(WorkerModule, args=dict(module_args), name=name,
+                                     check_mode=bool(action._task.check_mode), diff=bool(action._task.diff))
     environment = {}
     action._compute_environment_string(environment)
     with _TaskEnvironment(environment):
         try:
-            module = k8s_module(module_class=WorkerModule, argument_spec=argument_spec,
-                                mutually_exclusive=mutually_exclusive, supports_check_mode=True,
-                                args=dict(module_args), name=name,
-                                check_mode=bool(action._task.check_mode), diff=bool(action._task.diff))
-            try:
-                run_module(module)
-            except core_exception as exc:
-                module.fail_from_exception(exc)
+            run(module_class)
         except ModuleExit as done:
             return done.result
-    raise AssertionError("%s: kubernetes.core's run_module returned without exit_json or fail_json" % name)
+    raise AssertionError("%s: the module's work returned without exit_json or fail_json" % name)
 
 
-class _ModuleView:
-    """What kubernetes.core's K8sService reads of its module: the parameters and check mode."""
+class WorkerModuleAction(ActionBase):
+    """The action plugin of a module whose ``main()`` is ``run(AnsibleModule)``: on the controller its ``run``
+    (what ``RUNNER()`` imports) is done here with a ``WorkerModule`` (``run_in_worker``), elsewhere the module
+    ``MODULE`` runs - and where ``RUNNER()`` cannot import what the module needs, the module runs and says
+    what is missing."""
 
-    def __init__(self, params, check_mode):
-        self.params = params
-        self.check_mode = check_mode
+    _supports_check_mode = True
+    _supports_async = True      # an async task runs the module
+    MODULE = ""
+
+    @staticmethod
+    def RUNNER():  # pylint: disable=invalid-name
+        raise NotImplementedError
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        runner = None
+        if runs_in_worker(self, task_vars):
+            try:
+                runner = self.RUNNER()
+            except ImportError:
+                pass
+        if runner is None:
+            wrap_async = self._task.async_val and not self._connection.has_native_async
+            result = merge_hash(result, self._execute_module(module_name=self.MODULE, module_args=self._task.args,
+                                                             task_vars=task_vars, wrap_async=wrap_async))
+            if not wrap_async:
+                self._remove_tmp_path(self._connection._shell.tmpdir)
+            return result
+        result.update(run_in_worker(self, self.MODULE, self._task.args, runner))
+        return result
 
 
 class _TaskEnvironment:
@@ -190,50 +197,3 @@ class _TaskEnvironment:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-class KubeTaskAction(ActionBase):
-    """Runs ``TASK`` (a function of module_utils/kube/tasks.py) here when the target is the controller,
-    else the module ``MODULE``."""
-
-    _supports_check_mode = True
-    _supports_async = True      # an async task runs the module
-    MODULE = ""
-    ARGUMENT_SPEC = {}
-
-    @staticmethod
-    def TASK(params, make_service):  # pylint: disable=invalid-name
-        raise NotImplementedError
-
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        core = None
-        if runs_in_worker(self, task_vars):
-            try:
-                core = _kube_core()
-            except ModuleNotFoundError:
-                pass     # the module reports what is missing, in its own process
-        if core is None:
-            # as Ansible's own action for modules (plugins/action/normal.py) runs one
-            wrap_async = self._task.async_val and not self._connection.has_native_async
-            result = merge_hash(result, self._execute_module(module_name=self.MODULE, module_args=self._task.args,
-                                                             task_vars=task_vars, wrap_async=wrap_async))
-            if not wrap_async:
-                self._remove_tmp_path(self._connection._shell.tmpdir)
-            return result
-        auth_arg_spec, get_api_client, core_exception, k8s_service = core
-        spec = copy.deepcopy(auth_arg_spec)
-        spec.update(copy.deepcopy(self.ARGUMENT_SPEC))
-        environment = {}
-        self._compute_environment_string(environment)
-        with _TaskEnvironment(environment):
-            _validation, params = self.validate_argument_spec(spec)
-            view = _ModuleView(params, self._play_context.check_mode)
-            try:
-                result.update(self.TASK(params, lambda: k8s_service(get_api_client(**params), view)))
-            except tasks.TaskFailed as exc:
-                result.update(exc.result, failed=True, changed=False)
-            except core_exception as exc:
-                result.update(failed=True, changed=False, msg=str(exc))
-        return result

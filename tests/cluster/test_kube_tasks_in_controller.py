@@ -1,5 +1,6 @@
-"""k8s_read, k8s_wait and k8s_capture on the controller run in Ansible's worker process (their action plugins,
-plugins/plugin_utils/kube_action.py), anywhere else as their modules: both ways must return the same thing.
+"""k8s_read, k8s_wait, k8s_capture and k8s_environment on the controller run in Ansible's worker process (their
+action plugins, plugins/plugin_utils/kube_action.py), anywhere else as their modules: both ways must return the
+same thing.
 
 One playbook runs each task twice on the same objects, once as is (the local connection: in the worker) and
 once with ``async`` (always the module, in a process of its own), including their failures; the kubeconfig
@@ -49,6 +50,7 @@ def playbook_tasks(kubeconfig, results):
     tasks += both_ways("read", "perfscale.topsail.k8s_read", read_args)
     tasks += both_ways("wait", "perfscale.topsail.k8s_wait", wait_args)
     tasks += both_ways("capture", "perfscale.topsail.k8s_capture", capture_args)
+    tasks += both_ways("environment", "perfscale.topsail.k8s_environment", {})
     tasks += both_ways("bad_query", "perfscale.topsail.k8s_read", {"queries": {"bad": {"kind": 3}}}, True)
     tasks += both_ways("bad_judge", "perfscale.topsail.k8s_wait", {"judge": "no_such_judge", "name": "x"}, True)
     tasks += both_ways("timeout", "perfscale.topsail.k8s_wait",
@@ -56,7 +58,7 @@ def playbook_tasks(kubeconfig, results):
     tasks += both_ways("no_config", "perfscale.topsail.k8s_read",
                        {"queries": {"namespace": {"kind": "Namespace", "name": NAMESPACE}},
                         "kubeconfig": "/nonexistent/kubeconfig"}, True)
-    names = ["read", "wait", "capture", "bad_query", "bad_judge", "timeout", "no_config"]
+    names = ["read", "wait", "capture", "environment", "bad_query", "bad_judge", "timeout", "no_config"]
     pairs = ["'%s_%s': %s_%s" % (n, w, n, w) for n in names for w in ("here", "module")]
     everything = "{{ {%s} | to_json }}" % ", ".join(pairs)
     tasks.append({"name": "Keep what each task returned", "ansible.builtin.copy": {"content": everything, "dest": results}})
@@ -95,6 +97,9 @@ def test_each_task_returns_the_same_in_the_worker_as_its_module(sim, tmp_path):
     assert comparable(got["capture_here"], ["files"]) == comparable(got["capture_module"], ["files"])
     assert got["capture_here"]["missing_kinds"] == ["example.com/v1/Gizmo"]
     assert sorted(got["capture_here"]["files"]) == sorted(got["capture_module"]["files"])
+    # k8s_environment: the module's own run(), with a stand-in for AnsibleModule in the worker
+    assert comparable(got["environment_here"]) == comparable(got["environment_module"])
+    assert got["environment_here"]["labels"]["node_count"] > 0
 
     # failures: the same message, failed, both ways
     for name in ("bad_query", "bad_judge", "timeout", "no_config"):
@@ -107,5 +112,5 @@ def test_each_task_returns_the_same_in_the_worker_as_its_module(sim, tmp_path):
     # the tasks without async never started a module of their own; those with async did, once each
     started = sorted(os.path.basename(p) for p in glob.glob(str(remote / "**" / "AnsiballZ_k8s_*.py"), recursive=True))
     ours = [name for name in started if name != "AnsiballZ_k8s.py"]
-    assert ours == sorted(["AnsiballZ_k8s_read.py"] * 3 + ["AnsiballZ_k8s_wait.py"] * 3 + ["AnsiballZ_k8s_capture.py"]), \
-        started
+    assert ours == sorted(["AnsiballZ_k8s_read.py"] * 3 + ["AnsiballZ_k8s_wait.py"] * 3 + ["AnsiballZ_k8s_capture.py"]
+                          + ["AnsiballZ_k8s_environment.py"]), started

@@ -113,3 +113,18 @@ def test_the_worker_module_in_check_mode_says_so():
     original = copy.deepcopy(objects.argument_spec())
     worker_module({"kind": "ConfigMap"})
     assert objects.argument_spec() == original
+
+
+def test_the_worker_module_checks_the_conditions_a_module_declares():
+    spec = {"operation": {"type": "str", "choices": ["dump", "query"], "default": "dump"}, "promquery_file": {"type": "path"}}
+    required = ended(lambda: kube_action.WorkerModule(spec, required_if=[("operation", "query", ("promquery_file",))],
+                                                      args={"operation": "query"}, name="m", check_mode=False, diff=False))
+    assert required["failed"] and required["msg"] == "operation is query but all of the following are missing: promquery_file"
+    skipped = ended(lambda: kube_action.WorkerModule(spec, supports_check_mode=False, args={}, name="m", check_mode=True,
+                                                     diff=False))
+    assert skipped == {"skipped": True, "msg": "remote module (m) does not support check mode"}
+
+
+def test_the_worker_module_says_when_an_option_and_its_alias_are_both_set():
+    module = worker_module({"kind": "ConfigMap", "name": "x", "definition": {"a": 1}, "resource_definition": {"a": 1}})
+    assert module.warnings == ["Both option resource_definition and its alias definition are set."]
