@@ -23,6 +23,11 @@ description:
 author:
   - perfscale.topsail developers (@perfscale)
 options:
+  resource_definition:
+    description:
+      - The object or objects to act upon - a mapping, a list of them, or their YAML as a string - as in
+        M(kubernetes.core.k8s) (which types it with a function; here it is V(raw), checked the same way).
+    type: raw
   state:
     description:
       - V(present) creates the object when it does not exist (or updates it), V(absent) deletes it,
@@ -170,6 +175,9 @@ def run(module_class):
     of the same name does this in Ansible's worker with a stand-in: plugins/plugin_utils/kube_action.py)."""
     module = AnsibleK8SModule(module_class=module_class, argument_spec=objects.argument_spec(),
                               mutually_exclusive=objects.MUTUALLY_EXCLUSIVE, supports_check_mode=True)
+    error = objects.definition_type_error(module.params)
+    if error:
+        module.fail_json(msg=error)
     try:
         run_module(module)
     except CoreException as exc:

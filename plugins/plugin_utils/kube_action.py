@@ -19,11 +19,13 @@ the module would have. Anywhere else, where the module cannot be imported here, 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import tempfile
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.common.json import Direction, get_module_decoder, get_module_encoder
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -32,6 +34,8 @@ from ansible.utils.vars import merge_hash
 
 # false: the tasks run their modules on the controller too (the way of before, to compare or to rule it out)
 IN_CONTROLLER_VARIABLE = "perfscale_kube_tasks_in_controller"
+# the serialization profile of the collection's modules and of kubernetes.core's (none declares another)
+_PROFILE = "legacy"
 
 
 def runs_in_worker(action, task_vars):
@@ -133,7 +137,7 @@ def run_in_worker(action, name, module_args, run):
     environment applied: ``run(module_class)`` is the module's own work, given the class it builds its
     module from (``AnsibleModule`` in its process; kubernetes.core's ``AnsibleK8SModule`` takes it as
     ``module_class``), here a ``WorkerModule``."""
-    module_class = functools.partial(WorkerModule, args=dict(module_args), name=name,
+    module_class = functools.partial(WorkerModule, args=_as_sent(module_args, Direction.CONTROLLER_TO_MODULE), name=name,
                                      check_mode=bool(action._task.check_mode), diff=bool(action._task.diff))
     environment = {}
     action._compute_environment_string(environment)
@@ -141,8 +145,18 @@ def run_in_worker(action, name, module_args, run):
         try:
             run(module_class)
         except ModuleExit as done:
-            return done.result
+            return _as_sent(done.result, Direction.MODULE_TO_CONTROLLER)
     raise AssertionError("%s: the module's work returned without exit_json or fail_json" % name)
+
+
+def _as_sent(value, direction):
+    """``value`` as it would reach the other side between the controller and a module's process: encoded and
+    decoded as Ansible does it (its ``legacy`` serialization profile, that of modules without metadata). The
+    arguments lose Ansible's data tags - a string of the playbook trusted as a template would stay one in
+    what the module echoes back, and be templated again where the result is used - and the result has JSON's
+    types only, as a module's has."""
+    return json.loads(json.dumps(value, cls=get_module_encoder(_PROFILE, direction)),
+                      cls=get_module_decoder(_PROFILE, direction))
 
 
 class WorkerModuleAction(ActionBase):

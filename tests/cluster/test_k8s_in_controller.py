@@ -55,6 +55,8 @@ def cases(way, sim_kubeconfig):
                     "wait_timeout": 60}, False),
         ("delete_again", {"state": "absent", "kind": "ConfigMap", "name": "settings", "namespace": ns}, False),
         ("unsupported", {"kind": "ConfigMap", "name": "x", "namespace": ns, "bogus": 1}, True),
+        # kubernetes.core types resource_definition with a function, perfscale.topsail.k8s as raw plus the same check
+        ("bad_definition", {"definition": 3}, True),
         ("exclusive", {"kind": "ConfigMap", "name": "x", "generate_name": "x-", "namespace": ns}, True),
         ("unknown_kind", {"definition": {"apiVersion": "example.com/v1", "kind": "Gizmo",
                                          "metadata": {"name": "g", "namespace": ns}}}, True),
@@ -129,6 +131,7 @@ def test_k8s_in_the_worker_returns_what_kubernetes_core_k8s_returns(sim, tmp_pat
     assert got["delete_here"]["changed"] and not got["delete_again_here"]["changed"]
     assert got["unsupported_here"]["msg"].startswith("Unsupported parameters for (perfscale.topsail.k8s) module: bogus.")
     assert "mutually exclusive" in got["exclusive_here"]["msg"]
+    assert got["bad_definition_here"]["msg"].startswith("argument 'resource_definition' is of type int")
     assert "Gizmo" in got["unknown_kind_here"]["msg"]
     # kubernetes.core's action plugin looks for the kubeconfig on the controller before any module runs
     assert "Could not find or access '/nonexistent/kubeconfig'" in got["no_kubeconfig_here"]["msg"]

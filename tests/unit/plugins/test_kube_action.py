@@ -10,6 +10,7 @@ import types
 
 import pytest
 
+from ansible_collections.kubernetes.core.plugins.module_utils import args_common
 from ansible_collections.kubernetes.core.plugins.modules import k8s as kubernetes_core_k8s
 from ansible_collections.perfscale.topsail.plugins.action import k8s_read
 from ansible_collections.perfscale.topsail.plugins.module_utils.kube import objects
@@ -67,7 +68,13 @@ def test_k8s_takes_the_options_of_the_installed_kubernetes_core_k8s(monkeypatch)
     monkeypatch.setattr(kubernetes_core_k8s, "AnsibleK8SModule", module)
     with pytest.raises(Stop):
         kubernetes_core_k8s.main()
-    assert objects.argument_spec() == given["argument_spec"] == kubernetes_core_k8s.argspec()
+    ours, theirs = objects.argument_spec(), given["argument_spec"]
+    assert theirs == kubernetes_core_k8s.argspec()
+    # the one difference: resource_definition's type, a function there (list_dict_str), raw here and checked
+    # the same way by objects.definition_type_error
+    assert theirs["resource_definition"]["type"] is args_common.list_dict_str
+    assert ours.pop("resource_definition") == dict(theirs.pop("resource_definition"), type="raw")
+    assert ours == theirs
     assert objects.MUTUALLY_EXCLUSIVE == given["mutually_exclusive"]
     assert given["supports_check_mode"] is True
 
@@ -128,3 +135,39 @@ def test_the_worker_module_checks_the_conditions_a_module_declares():
 def test_the_worker_module_says_when_an_option_and_its_alias_are_both_set():
     module = worker_module({"kind": "ConfigMap", "name": "x", "definition": {"a": 1}, "resource_definition": {"a": 1}})
     assert module.warnings == ["Both option resource_definition and its alias definition are set."]
+
+
+@pytest.mark.parametrize("value", [3, 2.5, True, None, "kind: ConfigMap", [{}], {"kind": "ConfigMap"}],
+                         ids=["int", "float", "bool", "none", "str", "list", "dict"])
+def test_a_definition_is_refused_as_kubernetes_core_refuses_it(value):
+    """resource_definition is raw here: definition_type_error says what AnsibleModule says of kubernetes.core's
+    list_dict_str type, for what that type refuses, and nothing for what it takes."""
+    spec = {"resource_definition": {"type": args_common.list_dict_str, "aliases": ["definition"]}}
+    try:
+        kube_action.WorkerModule(spec, args={"definition": value}, name="m", check_mode=False, diff=False)
+        upstream = None
+    except kube_action.ModuleExit as done:
+        upstream = done.result["msg"]
+    assert objects.definition_type_error({"resource_definition": value}) == upstream
+
+
+def test_the_module_gets_its_arguments_and_gives_its_result_as_through_a_process():
+    """Arguments reach the module's run() as a module's process gets them, without Ansible's data tags (a
+    string trusted as a template, echoed in the result, would be templated again where the result is used),
+    and the result has JSON's types only."""
+    from ansible._internal._datatag._tags import TrustedAsTemplate
+
+    trusted = TrustedAsTemplate().tag("{{ not_to_template }}")
+    assert trusted.__class__ is not str
+    seen = {}
+
+    def run(module_class):
+        module = module_class({"text": {"type": "str"}, "count": {"type": "int"}})
+        seen.update(text=module.params["text"].__class__, count=module.params["count"].__class__)
+        module.exit_json(echo=module.params["text"], pair=(1, 2))
+
+    made = types.SimpleNamespace(_task=types.SimpleNamespace(check_mode=False, diff=False),
+                                 _compute_environment_string=lambda environment: None)
+    result = kube_action.run_in_worker(made, "perfscale.topsail.x", {"text": trusted, "count": 3}, run)
+    assert seen == {"text": str, "count": int}
+    assert result["echo"].__class__ is str and result["echo"] == "{{ not_to_template }}" and result["pair"] == [1, 2]
