@@ -15,6 +15,7 @@ import os
 import sys
 
 import pytest
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -68,6 +69,20 @@ def read(path, name):
     with open(os.path.join(path, name), encoding="utf-8") as handle:
         text = handle.read()
     return json.loads(text) if name.endswith(".json") else text
+
+
+def run_keeping_module_files(tmp_path, plays):
+    """Run ``plays`` (written to tmp_path/plays.yml) with Ansible's remote files kept in tmp_path/remote and
+    KUBECONFIG pointing nowhere (the plays give their cluster in their ``environment``); -> (what the plays
+    wrote to tmp_path/results.json, the names of the AnsiballZ files - the module processes - they started)."""
+    path = tmp_path / "plays.yml"
+    path.write_text(yaml.safe_dump(plays, sort_keys=False))
+    remote = tmp_path / "remote"
+    run = run_playbook(str(path), env={"KUBECONFIG": "/nonexistent/kubeconfig", "ANSIBLE_KEEP_REMOTE_FILES": "1",
+                                       "ANSIBLE_REMOTE_TMP": str(remote)}, timeout=600)
+    assert run.returncode == 0, run.output[-4000:]
+    started = sorted(os.path.basename(p) for p in glob.glob(str(remote / "**" / "AnsiballZ_*.py"), recursive=True))
+    return read(tmp_path, "results.json"), started
 
 
 @pytest.fixture(scope="module")

@@ -9,15 +9,10 @@ results must be the same but for the objects' names and what the API server stam
 Ansible's remote files kept, the AnsiballZ files show which tasks started a process."""
 
 import difflib
-import glob
 import json
-import os
 import re
 
-import yaml
-
-from conftest import read
-from helpers import run_playbook
+from conftest import run_keeping_module_files
 
 SIM_SETTINGS = dict(profile="vanilla", time_scale=20, pod_start_delay=0.1)
 WAYS = {"core": ("kubernetes.core.k8s", {}), "here": ("perfscale.topsail.k8s", {}),
@@ -103,14 +98,7 @@ def normal(value, way):
 
 
 def test_k8s_in_the_worker_returns_what_kubernetes_core_k8s_returns(sim, tmp_path):
-    results = tmp_path / "results.json"
-    remote = tmp_path / "remote"
-    path = tmp_path / "k8s_three_ways.yml"
-    path.write_text(yaml.safe_dump(playbook(sim.kubeconfig, str(results)), sort_keys=False))
-    run = run_playbook(str(path), env={"KUBECONFIG": "/nonexistent/kubeconfig", "ANSIBLE_KEEP_REMOTE_FILES": "1",
-                                       "ANSIBLE_REMOTE_TMP": str(remote)}, timeout=600)
-    assert run.returncode == 0, run.output[-4000:]
-    got = read(tmp_path, "results.json")
+    got, started = run_keeping_module_files(tmp_path, playbook(sim.kubeconfig, str(tmp_path / "results.json")))
 
     for name, _args, _ignore in cases("core", sim.kubeconfig):
         core = normal(got[name + "_core"], "core")
@@ -138,6 +126,5 @@ def test_k8s_in_the_worker_returns_what_kubernetes_core_k8s_returns(sim, tmp_pat
     assert got["wait_timeout_here"]["failed"]
 
     # perfscale.topsail.k8s in the worker never started a process of its own; as its module it did, once a case
-    started = [os.path.basename(p) for p in glob.glob(str(remote / "**" / "AnsiballZ_*.py"), recursive=True)]
     reaching_a_module = len(cases("core", sim.kubeconfig)) - 1     # all but no_kubeconfig
-    assert sorted(started).count("AnsiballZ_k8s.py") == 2 * reaching_a_module, sorted(started)
+    assert started.count("AnsiballZ_k8s.py") == 2 * reaching_a_module, started

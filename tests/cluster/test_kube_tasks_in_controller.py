@@ -7,14 +7,9 @@ once with ``async`` (always the module, in a process of its own), including thei
 comes only from the play's ``environment``, which the worker must apply as the module's process has it. With
 Ansible's remote files kept, the modules' AnsiballZ files show which way each task ran."""
 
-import glob
 import json
-import os
 
-import yaml
-
-from conftest import read
-from helpers import run_playbook
+from conftest import run_keeping_module_files
 
 SIM_SETTINGS = dict(profile="vanilla", time_scale=20, pod_start_delay=0.1)
 NAMESPACE = "in-controller"
@@ -74,14 +69,7 @@ def comparable(result, drop=()):
 
 
 def test_each_task_returns_the_same_in_the_worker_as_its_module(sim, tmp_path):
-    results = tmp_path / "results.json"
-    remote = tmp_path / "remote"
-    path = tmp_path / "both_ways.yml"
-    path.write_text(yaml.safe_dump(playbook_tasks(sim.kubeconfig, str(results)), sort_keys=False))
-    run = run_playbook(str(path), env={"KUBECONFIG": "/nonexistent/kubeconfig", "ANSIBLE_KEEP_REMOTE_FILES": "1",
-                                       "ANSIBLE_REMOTE_TMP": str(remote)}, timeout=600)
-    assert run.returncode == 0, run.output[-4000:]
-    got = read(tmp_path, "results.json")
+    got, started = run_keeping_module_files(tmp_path, playbook_tasks(sim.kubeconfig, str(tmp_path / "results.json")))
 
     here, module = got["read_here"], got["read_module"]
     assert comparable(here) == comparable(module)
@@ -110,7 +98,6 @@ def test_each_task_returns_the_same_in_the_worker_as_its_module(sim, tmp_path):
     assert "Could not create API client" in got["no_config_here"]["msg"]
 
     # the tasks without async never started a module of their own; those with async did, once each
-    started = sorted(os.path.basename(p) for p in glob.glob(str(remote / "**" / "AnsiballZ_k8s_*.py"), recursive=True))
-    ours = [name for name in started if name != "AnsiballZ_k8s.py"]
+    ours = [name for name in started if name.startswith("AnsiballZ_k8s_")]
     assert ours == sorted(["AnsiballZ_k8s_read.py"] * 3 + ["AnsiballZ_k8s_wait.py"] * 3 + ["AnsiballZ_k8s_capture.py"]
                           + ["AnsiballZ_k8s_environment.py"]), started
