@@ -17,7 +17,8 @@ ANSIBLE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/perfscale-ansible-home.XXXXXX")
 export ANSIBLE_HOME
 # ...and the results store of the tests lives there too, not in ~/.local/share
 export XDG_DATA_HOME="$ANSIBLE_HOME/data"
-trap 'rm -rf "$ANSIBLE_HOME"' EXIT
+# (and the lanes still running when it stops, interrupted: below)
+trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$ANSIBLE_HOME"' EXIT
 
 # the pytest steps run their test files on workers (pytest-xdist; one file per worker at a time,
 # so a module's kubesim stays in one process); PYTEST_WORKERS=0 runs them in this process. Every
@@ -44,38 +45,57 @@ step() {
 }
 
 lint_steps() {
-  failed=()  # this runs in a subshell: its failures are handed back through a file
   step yamllint "$bin/yamllint" -s .
   step ansible-lint "$bin/ansible-lint" -q --profile production
   step molecule "$bin/molecule" test
   step sanity tests/sanity.sh
-  printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lint-failed"
+}
+
+# A lane runs steps in the background, beside the steps in the foreground; its output goes to a
+# file, printed (and its failed steps counted) when it is collected. The steps are CPU-bound but
+# each of them waits part of the time (on servers, simulated clusters, its own slowest file at its
+# end): a lane beside them uses that time. On two cores (2026-11-29, each step alone): unit 150
+# CPU-s in 84 s, 17 CPU-s left idle; integration 611 in 311 s, 8 idle; kubesim 120 in 85 s, 47
+# idle; the cluster step ~1,370 in ~750 s, ~120 idle; the lint steps ~290 CPU-s, one process at a time.
+declare -A lane_pids=() lane_start=()
+lane() {
+  local name=$1
+  shift
+  echo "=== lane $name starts in the background: $*"
+  ( failed=(); "$@"; printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lane-$name-failed" ) > "$ANSIBLE_HOME/lane-$name.log" 2>&1 &
+  lane_pids[$name]=$!
+  lane_start[$name]=$SECONDS
+}
+collect() {
+  local name=$1
+  wait "${lane_pids[$name]}"
+  echo "=== lane $name (output follows): done $((SECONDS - ${lane_start[$name]})) s after it started"
+  cat "$ANSIBLE_HOME/lane-$name.log"
+  if [ -f "$ANSIBLE_HOME/lane-$name-failed" ]; then
+    while read -r failed_step; do
+      if [ -n "$failed_step" ]; then failed+=("$failed_step"); fi
+    done < "$ANSIBLE_HOME/lane-$name-failed"
+  else
+    failed+=("lane $name")
+  fi
 }
 
 # no import cycle and no upward import, in the collection and in kubesim (docs/architecture.md)
 # each pytest step writes its tests' times (JUnit XML): the slowest of the run are printed at the end
 junit() { echo "--junitxml=$ANSIBLE_HOME/junit-$1.xml"; }
 step imports "$bin/python" tools/import_check.py
+# the lint steps (one process at a time) beside the unit and integration steps, and on beside the
+# cluster step when they last longer
+lane lint lint_steps
 step unit "$bin/python" -m pytest tests/unit -q -p no:cacheprovider "${workers[@]}" "$(junit unit)"
 step integration "$bin/python" -m pytest tests/integration -q -p no:cacheprovider "${workers[@]}" "$(junit integration)"
-step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "${workers[@]}" "$(junit kubesim)"
-# the lint steps are one process each at a time: they run beside the cluster step, whose workers
-# wait on simulated clusters part of the time (their output follows the cluster step's)
-echo "=== lint steps (yamllint, ansible-lint, molecule, sanity) start beside the cluster step"
-lint_start=$SECONDS
-lint_steps > "$ANSIBLE_HOME/lint.log" 2>&1 &
-lint_pid=$!
+# the kubesim step (tests of the simulator, each module with its own kubesim) beside the cluster
+# step, in one process: the cluster step leaves about that much CPU idle (tests/kubesim and
+# tests/cluster are never in one pytest run: their test files' basenames and conftest imports clash)
+lane kubesim step kubesim "$bin/python" -m pytest tests/kubesim -q -p no:cacheprovider "$(junit kubesim)"
 step cluster "$bin/python" -m pytest tests/cluster -q -p no:cacheprovider "${workers[@]}" "$(junit cluster)"
-wait "$lint_pid"
-cat "$ANSIBLE_HOME/lint.log"
-echo "=== lint steps: done $((SECONDS - lint_start)) s after they started"
-if [ -f "$ANSIBLE_HOME/lint-failed" ]; then
-  while read -r name; do
-    if [ -n "$name" ]; then failed+=("$name"); fi
-  done < "$ANSIBLE_HOME/lint-failed"
-else
-  failed+=("lint steps")
-fi
+collect kubesim
+collect lint
 
 # this run's file times (kept in .cache/; `cp .cache/file_times.json tests/` records them for the next runs)
 mkdir -p "$repo/.cache"
