@@ -57,19 +57,20 @@ lint_steps() {
 # end): a lane beside them uses that time. On two cores (2026-11-29, each step alone): unit 150
 # CPU-s in 84 s, 17 CPU-s left idle; integration 611 in 311 s, 8 idle; kubesim 120 in 85 s, 47
 # idle; the cluster step ~1,370 in ~750 s, ~120 idle; the lint steps ~290 CPU-s, one process at a time.
-declare -A lane_pids=() lane_start=()
+declare -A lane_pids=()
 lane() {
   local name=$1
   shift
   echo "=== lane $name starts in the background: $*"
-  ( failed=(); "$@"; printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lane-$name-failed" ) > "$ANSIBLE_HOME/lane-$name.log" 2>&1 &
+  lane_start=$SECONDS
+  ( failed=(); "$@"; echo "=== lane $name: its steps ran in $((SECONDS - lane_start)) s"
+    printf '%s\n' "${failed[@]}" > "$ANSIBLE_HOME/lane-$name-failed" ) > "$ANSIBLE_HOME/lane-$name.log" 2>&1 &
   lane_pids[$name]=$!
-  lane_start[$name]=$SECONDS
 }
 collect() {
   local name=$1
   wait "${lane_pids[$name]}"
-  echo "=== lane $name (output follows): done $((SECONDS - ${lane_start[$name]})) s after it started"
+  echo "=== lane $name (its output follows)"
   cat "$ANSIBLE_HOME/lane-$name.log"
   if [ -f "$ANSIBLE_HOME/lane-$name-failed" ]; then
     while read -r failed_step; do
