@@ -24,7 +24,8 @@ trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$ANSIBLE_HOME"' EXIT
 # so a module's kubesim stays in one process); PYTEST_WORKERS=0 runs them in this process. Every
 # step's tests wait on servers, subprocesses and simulated clusters part of the time: three
 # workers keep two cores busy (the cluster step: 578 s with three, about 635 s with two; the unit
-# step 107 -> 89 s and the kubesim step 108 -> 85 s, 2026-11-29)
+# step 107 -> 89 s and the kubesim step 108 -> 85 s, 2026-11-29; the kubesim step now runs in one
+# process, in a lane beside the cluster step: below)
 # The files go to the workers longest first, by the times of a recorded run (tests/file_times.json,
 # tests/conftest.py), so that a long file does not start last and run alone at the end of its step; xdist's
 # own reordering (by number of tests per file) is off
