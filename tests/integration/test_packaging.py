@@ -154,25 +154,24 @@ PAGE_HEADER = re.compile(r"^> [A-Z]+ (\S+) \(", re.MULTILINE)
 
 @pytest.fixture(scope="module")
 def doc_pages(installed):
+    """Plugin type -> (its ansible-doc run, {plugin name: its page})."""
     work, _tarball, collections = installed
-    pages = {}
+    by_type = {}
     for plugin_type in sorted({plugin_type for plugin_type, _name in PLUGINS}):
         names = [name for each_type, name in PLUGINS if each_type == plugin_type]
         doc = subprocess.run([os.path.join(BIN, "ansible-doc"), "-t", plugin_type] + names,
                              env=isolated_env(work, collections), capture_output=True, text=True, check=False)
         headers = list(PAGE_HEADER.finditer(doc.stdout))
-        for index, header in enumerate(headers):
-            end = headers[index + 1].start() if index + 1 < len(headers) else len(doc.stdout)
-            pages[(plugin_type, header.group(1))] = doc.stdout[header.start():end]
-        pages[plugin_type] = doc
-    return pages
+        ends = [header.start() for header in headers[1:]] + [len(doc.stdout)]
+        by_type[plugin_type] = (doc, {header.group(1): doc.stdout[header.start():end] for header, end in zip(headers, ends)})
+    return by_type
 
 
 @pytest.mark.parametrize("plugin_type,name", PLUGINS)
 def test_ansible_doc_shows_each_plugin(doc_pages, plugin_type, name):
-    doc = doc_pages[plugin_type]
+    doc, pages = doc_pages[plugin_type]
     assert doc.returncode == 0, doc.stderr
     assert name not in doc.stderr, doc.stderr
-    page = doc_pages.get((plugin_type, name))
+    page = pages.get(name)
     assert page is not None, "no ansible-doc page for %s %s:\n%s" % (plugin_type, name, doc.stderr)
     assert "EXAMPLES" in page or plugin_type == "callback"

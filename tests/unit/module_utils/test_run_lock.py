@@ -232,7 +232,8 @@ def command_line(pid):
 
 def open_files(pid):
     """The descriptors of process ``pid`` and what each is open on; one closed while they are read is
-    left out (found on a loaded machine: a file the keeper's interpreter was importing a module from)."""
+    left out (found on a loaded machine: the starting keeper closed a descriptor between the listing
+    and its read)."""
     targets = {}
     for fd in os.listdir("/proc/%d/fd" % pid):
         try:
@@ -271,8 +272,8 @@ def test_the_lock_file_names_the_holder_and_its_keeper_runs_alone(tmp_path):
         assert argv == [sys.executable, "-P", os.path.abspath(run_lock.__file__), "keep", str(path), str(mine.pid),
                         str(written["pid_start"])]
         assert os.getsid(keeper) == keeper                      # its own session: a Ctrl-C of the run spares it
-        # the locked file is open in the keeper once it runs (a loaded machine: its interpreter may still be
-        # starting, opening and closing its modules' files)
+        # the locked file is open in the keeper once it runs (on a loaded machine its interpreter may still be
+        # starting, opening and closing files)
         assert wait_until(lambda: str(path) in open_files(keeper).values(), timeout=10)
         targets = open_files(keeper)
         assert targets["0"] == targets["1"] == targets["2"] == "/dev/null"
